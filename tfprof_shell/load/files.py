@@ -128,13 +128,19 @@ def read_binary_message(path: str, flag: str, cls: Callable[[], Any], kind: str)
     Returns the parsed message if it passes the sniffer's structural checks;
     otherwise raises the LoadError saying what the file looks like instead.
     """
+    return read_binary_with_bytes(path, flag, cls, kind)[0]
+
+
+def read_binary_with_bytes(path: str, flag: str, cls: Callable[[], Any],
+                           kind: str) -> tuple[Any, bytes]:
+    """:func:`read_binary_message`, also returning the file's bytes."""
     from .plausible import check
     from .sniff import accepts
 
     data = read_bytes(path, flag)
     msg = parse_binary(cls, data)
     if msg is not None and accepts(kind, msg, data):
-        return msg
+        return msg, data
     reason = check(kind, msg) if msg is not None else None
     raise refuse(flag, path, data, kind, reason=reason or "")
 

@@ -30,10 +30,15 @@ def _sample(items: Any) -> list[Any]:
     return out
 
 
+def _entries(field: Any) -> Any:
+    """(key, value) pairs of a map field, or of its entries declared as a repeated field."""
+    return field.items() if hasattr(field, "items") else ((e.key, e.value) for e in field)
+
+
 def _check_profile(p: Any) -> Optional[str]:
     if not p.nodes:
         return None if (p.steps or p.has_trace) else "it holds no nodes and no steps"
-    pairs = _sample(p.nodes.items())
+    pairs = _sample(_entries(p.nodes))
     if 2 * sum(key == node.id for key, node in pairs) < len(pairs):
         return "its node ids do not match"
     return None if _printable(n.name for _, n in pairs) else "its nodes have no names"

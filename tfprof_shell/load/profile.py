@@ -1,26 +1,81 @@
-"""The profile route: a ProfileProto (--profile_path) -> Model."""
+"""The profile route: a ProfileProto (--profile_path) -> Model.
+
+Loading reads the file once with ``profile_summary.proto``, a schema for
+the same bytes under which the protobuf parser itself sums each node's
+steps (see that file). Nodes keep those totals, which answer every view at
+the default ``-step -1``; per-step records stay in the file's bytes and are
+parsed with the ProfileProto schema the first time a command asks for one
+step, a timeline or the advisor.
+"""
 
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
+from typing import Any, Optional
 
-from ..model import ExecMemory, ExecStep, GraphNode, Model, Source
-from ..proto import tfprof_log_pb2
-from .files import read_binary_message
+from ..model import ExecMemory, ExecStep, GraphNode, LazyExecs, Model, Source
+from ..proto import profile_summary_pb2, tfprof_log_pb2
+from .files import read_binary_with_bytes
 from .graph import frames_of
 
 
-def read_profile(path: str) -> Any:
-    """Parse a binary ProfileProto, refusing files that are not one."""
-    return read_binary_message(path, "profile_path", tfprof_log_pb2.ProfileProto, "profile")
+def read_profile(path: str) -> tuple[Any, bytes]:
+    """Parse a binary ProfileProto as a ProfileSummary, refusing files that are not one."""
+    return read_binary_with_bytes(path, "profile_path", profile_summary_pb2.ProfileSummary,
+                                  "profile")
+
+
+class ProfileExecs:
+    """Per-step records of a ProfileProto's nodes, parsed from its bytes on first use."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data: Optional[bytes] = data
+        self._nodes: Any = None
+
+    def _node(self, key: int) -> Any:
+        if self._nodes is None:
+            profile = tfprof_log_pb2.ProfileProto()
+            profile.ParseFromString(self._data)
+            self._nodes = profile.nodes
+            self._data = None
+        return self._nodes[key]
+
+    def step_values(self, key: int, step: int) -> tuple[int, ...]:
+        return _values(self._node(key).execs[step])
+
+    def step_record(self, key: int, step: int) -> ExecStep:
+        return _exec_step(self._node(key).execs[step])
+
+
+def _durations(exec_times: Any) -> int:
+    total = 0
+    if len(exec_times):
+        for dev in exec_times:
+            for t in exec_times[dev].times:
+                v = t.int64_values
+                if len(v) > 1:
+                    total += v[1]
+    return total
+
+
+def _values(ep: Any) -> tuple[int, ...]:
+    """ExecStep.values() of one ExecProfile, without building the ExecStep."""
+    acc = _durations(ep.accelerator_execs)
+    cpu = _durations(ep.cpu_execs)
+    requested = peak = residual = output = 0
+    for m in ep.memory_execs:
+        requested += m.requested_bytes
+        peak += m.peak_bytes
+        residual += m.residual_bytes
+        output += m.output_bytes
+    return (ep.run_count, acc + cpu, acc, cpu, requested, peak, residual, output)
 
 
 def _times(exec_times: Any) -> dict[str, list[tuple[int, int]]]:
     out = {}
-    for dev, et in exec_times.items():
+    for dev in exec_times:
         pairs = []
-        for t in et.times:
+        for t in exec_times[dev].times:
             v = t.int64_values
             pairs.append((v[0] if len(v) > 0 else 0, v[1] if len(v) > 1 else 0))
         out[dev] = pairs
@@ -33,48 +88,80 @@ def _exec_step(ep: Any) -> ExecStep:
                    accelerator_execs=_times(ep.accelerator_execs),
                    cpu_execs=_times(ep.cpu_execs), devices=set(ep.devices))
     for m in ep.memory_execs:
+        out_mem = m.output_memory
         rec.memory_execs.append(ExecMemory(
             m.memory_micros, m.host_temp_bytes, m.host_persistent_bytes,
             m.accelerator_temp_bytes, m.accelerator_persistent_bytes,
             m.requested_bytes, m.peak_bytes, m.residual_bytes, m.output_bytes,
             m.allocator_bytes_in_use,
-            {slot: (mem.bytes, mem.ptr) for slot, mem in m.output_memory.items()}))
+            {slot: (out_mem[slot].bytes, out_mem[slot].ptr) for slot in out_mem}))
     rec.allocations = [(a.alloc_micros, a.alloc_bytes) for a in ep.allocations]
     return rec
 
 
-def model_from_profile(profile: Any, source: Source) -> Model:
-    """Build a Model from a parsed ProfileProto message."""
+def _lazy_execs(source: ProfileExecs, key: int, execs: Any) -> Optional[LazyExecs]:
+    """The node's steps and their summed values, from the parser-merged ExecsTotals."""
+    steps = tuple(execs.step)
+    if not steps:
+        return None
+    ep = execs.profile
+    cpu = ep.cpu_execs.times.pairs.int64_values
+    acc = ep.accelerator_execs.times.pairs.int64_values
+    if len(set(steps)) != len(steps) or len(cpu) % 2 or len(acc) % 2:
+        # A step listed twice (the last record wins) or a time record that is
+        # not a (start, duration) pair: add up the records one by one.
+        steps = tuple(dict.fromkeys(steps))
+        sums = [0] * 8
+        for step in steps:
+            for i, v in enumerate(source.step_values(key, step)):
+                sums[i] += v
+        return LazyExecs(source, key, steps, tuple(sums))
+    acc_micros = sum(acc[1::2])
+    cpu_micros = sum(cpu[1::2])
+    mem = ep.memory_execs
+    return LazyExecs(source, key, steps, (
+        sum(ep.run_count), acc_micros + cpu_micros, acc_micros, cpu_micros,
+        sum(mem.requested_bytes), sum(mem.peak_bytes), sum(mem.residual_bytes),
+        sum(mem.output_bytes)))
+
+
+def model_from_profile(profile: Any, data: bytes, source: Source) -> Model:
+    """Build a Model from a parsed ProfileSummary and the bytes it was parsed from."""
     model = Model(source)
-    id_to_string = dict(profile.id_to_string.items())
-    pnodes = profile.nodes
+    execs_source = ProfileExecs(data)
+    id_to_string = {e.key: e.value for e in profile.id_to_string}
+    by_key = {e.key: e.value for e in profile.nodes}  # a repeated key: the last wins
+    names = {key: pn.name for key, pn in by_key.items()}
     nodes = model.nodes
-    for node_id in sorted(pnodes):
-        pn = pnodes[node_id]
-        if pn.name in nodes:
+    for key in sorted(by_key):
+        pn = by_key[key]
+        name = names[key]
+        if name in nodes:
             continue
-        node = GraphNode(pn.name, pn.op, pn.id)
+        node = GraphNode(name, pn.op, pn.id)
         node.op_types = set(pn.op_types)
         node.shape = list(pn.shape)
-        node.output_shapes = {k: list(v.int64_values) for k, v in pn.output_shapes.items()}
-        for idx, src_id in pn.inputs.items():
-            src = pnodes.get(src_id)
+        node.output_shapes = {e.key: list(e.value.int64_values) for e in pn.output_shapes}
+        for idx, src_id in {e.key: e.value for e in pn.inputs}.items():
+            src = names.get(src_id)
             if src is not None:
-                node.inputs[idx] = src.name
-        for src_id, slot in pn.src_output_index.items():
-            src = pnodes.get(src_id)
+                node.inputs[idx] = src
+        for src_id, slot in {e.key: e.value for e in pn.src_output_index}.items():
+            src = names.get(src_id)
             if src is not None:
-                node.src_output[src.name] = slot
+                node.src_output[src] = slot
         node.canonical_device = pn.canonical_device
         node.host_device = pn.host_device
         node.float_ops = pn.float_ops
         node.defer_trace(partial(frames_of, pn.trace, id_to_string))
-        for key, attr in pn.attrs.items():
-            if attr.WhichOneof("value") == "s":
-                node.attrs[key] = attr.s.decode("utf-8", "replace")
-        for step, ep in pn.execs.items():
-            node.execs[step] = _exec_step(ep)
-        nodes[pn.name] = node
+        if len(pn.attrs):
+            for attr_key, attr in {e.key: e.value for e in pn.attrs}.items():
+                if attr.WhichOneof("value") == "s":
+                    node.attrs[attr_key] = attr.s.decode("utf-8", "replace")
+        lazy = _lazy_execs(execs_source, key, pn.execs)
+        if lazy is not None:
+            node.defer_execs(lazy)
+        nodes[name] = node
     model.has_trace = profile.has_trace
     model.steps = sorted(set(profile.steps))
     return model
@@ -82,4 +169,5 @@ def model_from_profile(profile: Any, source: Source) -> Model:
 
 def load_profile(path: str) -> Model:
     """Read ``--profile_path`` into a Model."""
-    return model_from_profile(read_profile(path), Source("profile", (path,)))
+    profile, data = read_profile(path)
+    return model_from_profile(profile, data, Source("profile", (path,)))

@@ -1,6 +1,7 @@
 """The node model: graph nodes, per-step execution records, the loaded profile."""
 
 from .model import Model, Source
-from .node import ExecMemory, ExecStep, Frame, GraphNode
+from .node import ExecMemory, ExecSource, ExecStep, Frame, GraphNode, LazyExecs
 
-__all__ = ["ExecMemory", "ExecStep", "Frame", "GraphNode", "Model", "Source"]
+__all__ = ["ExecMemory", "ExecSource", "ExecStep", "Frame", "GraphNode", "LazyExecs", "Model",
+           "Source"]

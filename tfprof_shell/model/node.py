@@ -10,7 +10,7 @@ derives them once per step and caches them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, NamedTuple, Optional
+from typing import Callable, NamedTuple, Optional, Protocol
 
 from . import stats as S
 
@@ -81,6 +81,34 @@ class ExecStep:
                 sum(m.residual_bytes for m in mem), sum(m.output_bytes for m in mem))
 
 
+ZERO_VALUES: tuple[int, ...] = (0,) * 8
+
+
+class ExecSource(Protocol):
+    """Where a loader keeps per-step records it has not turned into objects yet."""
+
+    def step_values(self, key: int, step: int) -> tuple[int, ...]:
+        """The :meth:`ExecStep.values` of node ``key`` in ``step`` (it ran then)."""
+
+    def step_record(self, key: int, step: int) -> ExecStep:
+        """The ExecStep of node ``key`` in ``step`` (it ran then)."""
+
+
+@dataclass(frozen=True)
+class LazyExecs:
+    """A node's records, still in its loader's ExecSource.
+
+    ``steps`` are the steps the node ran in; ``totals`` sums each of the
+    :meth:`ExecStep.values` over those steps, which is all the default
+    (averaged) statistics need.
+    """
+
+    source: ExecSource
+    key: int
+    steps: tuple[int, ...]
+    totals: tuple[int, ...]
+
+
 def _c_div(a: int, b: int) -> int:
     """C++ integer division (truncates toward zero)."""
     q = abs(a) // abs(b)
@@ -92,7 +120,7 @@ class GraphNode:
 
     __slots__ = ("name", "id", "op", "op_types", "shape", "output_shapes", "inputs",
                  "src_output", "canonical_device", "host_device", "float_ops", "_trace",
-                 "_trace_source", "attrs", "execs", "_stats", "_input_shapes", "_params")
+                 "_trace_source", "attrs", "_execs", "_lazy", "_stats", "_input_shapes", "_params")
 
     def __init__(self, name: str, op: str, node_id: int = -1) -> None:
         self.name = name
@@ -116,8 +144,9 @@ class GraphNode:
         self._trace_source: Optional[Callable[[], list[Frame]]] = None
         #: Node attributes; only the ones views read are kept (e.g. data_format).
         self.attrs: dict[str, str] = {}
-        #: step -> execution record
-        self.execs: dict[int, ExecStep] = {}
+        #: step -> execution record (see :attr:`execs`)
+        self._execs: dict[int, ExecStep] = {}
+        self._lazy: Optional[LazyExecs] = None
         self._stats: dict[int, tuple[int, ...]] = {}
         self._input_shapes: Optional[dict[int, list[int]]] = None
         self._params: Optional[int] = None
@@ -172,6 +201,55 @@ class GraphNode:
             self._input_shapes = shapes
         return self._input_shapes
 
+    # -- per-step records ----------------------------------------------------
+
+    @property
+    def execs(self) -> dict[int, ExecStep]:
+        """step -> execution record, for every step the node ran in.
+
+        Records a loader deferred are made here, all at once; prefer
+        :meth:`exec_step` and :attr:`steps_run` where one step will do.
+        """
+        lazy = self._lazy
+        if lazy is not None:
+            for step in lazy.steps:
+                if step not in self._execs:
+                    self._execs[step] = lazy.source.step_record(lazy.key, step)
+            self._lazy = None
+        return self._execs
+
+    @execs.setter
+    def execs(self, records: dict[int, ExecStep]) -> None:
+        self._execs = records
+        self._lazy = None
+        self._stats.clear()
+
+    def defer_execs(self, lazy: LazyExecs) -> None:
+        """Leave the records in ``lazy.source`` until a view needs them."""
+        self._execs = {}
+        self._lazy = lazy
+        self._stats.clear()
+
+    @property
+    def steps_run(self) -> tuple[int, ...]:
+        """The steps the node ran in (record order)."""
+        lazy = self._lazy
+        return lazy.steps if lazy is not None else tuple(self._execs)
+
+    def has_run(self) -> bool:
+        """True if the node has an execution record for any step."""
+        lazy = self._lazy
+        return bool(lazy.steps) if lazy is not None else bool(self._execs)
+
+    def exec_step(self, step: int) -> Optional[ExecStep]:
+        """The record of ``step``, or None if the node did not run in it."""
+        rec = self._execs.get(step)
+        if rec is None:
+            lazy = self._lazy
+            if lazy is not None and step in lazy.steps:
+                rec = self._execs[step] = lazy.source.step_record(lazy.key, step)
+        return rec
+
     # -- per-step statistics -------------------------------------------------
 
     def stats(self, step: int) -> tuple[int, ...]:
@@ -183,26 +261,39 @@ class GraphNode:
         cached = self._stats.get(step)
         if cached is not None:
             return cached
-        execs = self.execs
-        if not execs:
-            values = (0,) * 8
-        elif step >= 0:
-            rec = execs.get(step)
-            values = rec.values() if rec is not None else (0,) * 8
+        lazy = self._lazy
+        if lazy is not None:
+            ran = bool(lazy.steps)
+            if not ran:
+                values = ZERO_VALUES
+            elif step >= 0:
+                values = (lazy.source.step_values(lazy.key, step) if step in lazy.steps
+                          else ZERO_VALUES)
+            else:
+                n = len(lazy.steps)
+                values = tuple(_c_div(v, n) for v in lazy.totals)
         else:
-            sums = [0] * 8
-            for rec in execs.values():
-                for i, v in enumerate(rec.values()):
-                    sums[i] += v
-            n = len(execs)
-            values = tuple(_c_div(v, n) for v in sums)
-        float_ops = self.float_ops * values[0] if execs else self.float_ops
+            execs = self._execs
+            ran = bool(execs)
+            if not ran:
+                values = ZERO_VALUES
+            elif step >= 0:
+                rec = execs.get(step)
+                values = rec.values() if rec is not None else ZERO_VALUES
+            else:
+                sums = [0] * 8
+                for rec in execs.values():
+                    for i, v in enumerate(rec.values()):
+                        sums[i] += v
+                n = len(execs)
+                values = tuple(_c_div(v, n) for v in sums)
+        float_ops = self.float_ops * values[0] if ran else self.float_ops
         result = values + (self.parameters, float_ops)
         self._stats[step] = result
         return result
 
     def trackable(self, step: int) -> bool:
         """True if the node has timing for ``step`` on a known device (timeline)."""
-        rec = self.execs.get(step)
+        rec = self.exec_step(step)
         return (rec is not None and rec.all_start_micros != 0
                 and bool(self.canonical_device) and bool(self.host_device))

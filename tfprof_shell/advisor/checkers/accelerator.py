@@ -33,10 +33,10 @@ def check(session: "Session") -> Findings:
     """One report per accelerator device with a positive span, in device-name order."""
     spans: dict[str, _Span] = {}
     for node in session.model.sorted_nodes():
-        if not node.execs or not on_accelerator(node.canonical_device):
+        if not node.has_run() or not on_accelerator(node.canonical_device):
             continue
         span = spans.setdefault(node.canonical_device, _Span())
-        last = node.execs[max(node.execs)]
+        last = node.exec_step(max(node.steps_run))
         if span.start == 0:
             span.start = last.all_start_micros
         elif last.all_start_micros != 0:
