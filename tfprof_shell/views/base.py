@@ -10,6 +10,7 @@ timelines or pprof files without touching the view again.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import add
 from typing import Optional
 
 from ..model import Frame, GraphNode
@@ -19,12 +20,13 @@ from ..options import Options
 ROOT_NAME = "_TFProfRoot"
 SCOPE_PARENT = "_kTFScopeParent"
 GRAPH_PARENT = "_TFGraphParent"
+ZERO_TOTAL: tuple[int, ...] = (0,) * S.N_TOTAL
 
 
 class ViewNode:
     """A node of a view's structure plus the working state of one command."""
 
-    __slots__ = ("name", "gnode", "children", "show_children", "account", "self",
+    __slots__ = ("name", "gnode", "children", "kept", "show_children", "account", "self",
                  "total", "members", "picked", "frame", "suffix", "child_index")
 
     def __init__(self, name: str, gnode: Optional[GraphNode] = None) -> None:
@@ -33,11 +35,14 @@ class ViewNode:
         self.gnode = gnode
         #: Structural children (built once).
         self.children: list[ViewNode] = []
-        #: Children kept by the current command's accounting / display.
+        #: Children kept by the current accounting (they or their subtrees are accounted).
+        self.kept: list[ViewNode] = []
+        #: Children the current command displays, in display order.
         self.show_children: list[ViewNode] = []
         self.account = False
         self.self: tuple[int, ...] = S.ZERO_SELF
-        self.total: list[int] = [0] * S.N_TOTAL
+        #: Replaced, never changed in place, so views may share these tuples.
+        self.total: tuple[int, ...] = ZERO_TOTAL
         #: op/code views: graph nodes aggregated here, by name.
         self.members: dict[str, GraphNode] = {}
         #: op/code views: the members picked by the account regexes this command.
@@ -54,18 +59,14 @@ class ViewNode:
     # -- the engine's total-statistics operations -----------------------------
 
     def reset_total(self) -> None:
-        self.total = [0] * S.N_TOTAL
+        self.total = ZERO_TOTAL
 
     def add_self_to_total(self) -> None:
         t = self.total
-        for i, v in enumerate(self.self):
-            t[i] += v
-        t[S.DEFS] += 1
+        self.total = (*map(add, t, self.self), t[S.DEFS] + 1)
 
     def aggregate(self, child: "ViewNode") -> None:
-        t = self.total
-        for i, v in enumerate(child.total):
-            t[i] += v
+        self.total = tuple(map(add, self.total, child.total))
 
 
 @dataclass

@@ -79,6 +79,8 @@ class CodeView:
         if unaccounted:
             self.notes.append("%d gradient nodes not accounted" % unaccounted)
         self._sort_members(self.root)
+        #: (step, account regexes) of the accounting the tree holds.
+        self._accounted: Optional[tuple[int, tuple[str, ...]]] = None
 
     def _path(self, frames: list[Frame], suffix: str) -> ViewNode:
         node = self.root
@@ -115,7 +117,12 @@ class CodeView:
             snapshot(node, accounting, step)
             return node.account
 
-        shown = show_tree(self.root, reaccount, flt,
+        # The code view never re-accounts displayed nodes, so the accounting of
+        # the last command is reusable whenever step and regexes are the same.
+        key = (step, accounting.patterns)
+        reuse, self._accounted = key == self._accounted, None
+        shown = show_tree(self.root, None if reuse else reaccount, flt,
                           lambda ns: sort_list_view(ns, opts.order_by), False, True)
+        self._accounted = key
         return ViewResult("code", opts, shown,
                           notes=notes, model=self.model)

@@ -7,12 +7,14 @@ that is not accounted passes its kept inputs up to its consumer.
 
 from __future__ import annotations
 
+from typing import Optional
+
 from ..engine.account import Accounting
 from ..engine.filter import Filter
 from ..engine.order import sort_stable
 from ..model import GraphNode, Model
 from ..options import Options
-from .base import GRAPH_PARENT, ROOT_NAME, ViewNode, ViewResult
+from .base import GRAPH_PARENT, ROOT_NAME, ZERO_TOTAL, ViewNode, ViewResult
 from .tree import to_display
 
 
@@ -35,6 +37,8 @@ class GraphView:
                     node.children.append(child)
         self.root = ViewNode(ROOT_NAME, GraphNode(ROOT_NAME, GRAPH_PARENT))
         self.root.children = [n for name, n in by_name.items() if name not in consumed]
+        #: (step, account regexes) of the accounting the tree holds, if reusable.
+        self._accounted: Optional[tuple[int, tuple[str, ...]]] = None
 
     def show(self, opts: Options) -> ViewResult:
         """Account, filter, sort and freeze the graph tree for one command."""
@@ -55,11 +59,12 @@ class GraphView:
                 node.self = node.gnode.stats(step)
                 node.account = accounting.accounts_types(node.gnode.op_types)
                 if node.account:
-                    node.show_children = kept_children
-                    node.reset_total()
-                    node.add_self_to_total()
-                    for child in kept_children:
-                        node.aggregate(child)
+                    node.kept = kept_children
+                    if kept_children:
+                        node.total = tuple(map(sum, zip((*node.self, 1),
+                                                        *[c.total for c in kept_children])))
+                    else:
+                        node.total = (*node.self, 1)
                     kept.append(node)
                 else:
                     kept.extend(kept_children)
@@ -74,7 +79,7 @@ class GraphView:
                 if flt.start(node.name):
                     found.append(node)
                 else:
-                    found.extend(search(node.show_children, visited))
+                    found.extend(search(node.kept, visited))
             return found
 
         indents: dict[int, int] = {}
@@ -89,7 +94,7 @@ class GraphView:
                 show = node is root or flt.should_show(node, depth)
                 shown_children: list[ViewNode] = []
                 if not flt.trim(node.name) and depth <= flt.max_depth:
-                    shown_children = display(node.show_children, depth + 1,
+                    shown_children = display(roots if node is root else node.kept, depth + 1,
                                              indent + 1 if show else indent, visited)
                 if show:
                     if displayed_only:
@@ -106,14 +111,17 @@ class GraphView:
                     shown.extend(shown_children)
             return shown
 
-        root.reset_total()
-        root.show_children = []
-        roots = account(root.children, set())
-        for node in roots:
-            root.aggregate(node)
+        key = (step, accounting.patterns)
+        reuse, self._accounted = key == self._accounted, None
+        if not reuse:
+            root.kept = account(root.children, set())
+            root.total = tuple(map(sum, zip(ZERO_TOTAL, *[n.total for n in root.kept])))
+        roots = root.kept
         if not flt.start_is_all:
             roots = search(roots, set())
-        root.show_children = roots
+        root.show_children = []
         display([root], 1, 0, set())
+        # Re-accounting displayed nodes rewrites totals: the next command starts over.
+        self._accounted = None if displayed_only else key
         return ViewResult("graph", opts, to_display(root, 0, False, indents),
                           model=self.model)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 from ..engine.account import Accounting
 from ..engine.filter import Filter
 from ..engine.order import sort_stable
@@ -36,6 +38,8 @@ class ScopeView:
                 roots.append(node)
         self.root = ViewNode(ROOT_NAME, GraphNode(ROOT_NAME, SCOPE_PARENT))
         self.root.children = roots
+        #: (step, account regexes) of the accounting the tree holds, if reusable.
+        self._accounted: Optional[tuple[int, tuple[str, ...]]] = None
 
     def show(self, opts: Options) -> ViewResult:
         """Account, filter, sort and freeze the tree for one command."""
@@ -47,8 +51,12 @@ class ScopeView:
             node.self = node.gnode.stats(step)
             return accounting.accounts_types(node.gnode.op_types)
 
-        shown = show_tree(self.root, reaccount, flt,
+        key = (step, accounting.patterns)
+        reuse, self._accounted = key == self._accounted, None
+        shown = show_tree(self.root, None if reuse else reaccount, flt,
                           lambda ns: sort_stable(ns, opts.order_by),
                           opts.account_displayed_op_only, False)
+        # Re-accounting displayed nodes rewrites totals: the next command starts over.
+        self._accounted = None if opts.account_displayed_op_only else key
         return ViewResult("scope", opts, shown,
                           model=self.model)

@@ -9,25 +9,30 @@ visits each node once); it lives in graph.py.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Optional
 
 from ..engine.filter import Filter
-from .base import DisplayNode, ViewNode
+from .base import ZERO_TOTAL, DisplayNode, ViewNode
 
 
-def show_tree(root: ViewNode, reaccount: Callable[[ViewNode], bool], flt: Filter,
+def show_tree(root: ViewNode, reaccount: Optional[Callable[[ViewNode], bool]], flt: Filter,
               sort: Callable[[list[ViewNode]], list[ViewNode]], displayed_only: bool,
               code_rules: bool) -> DisplayNode:
-    """One command on a scope or code tree: account, re-root, display, freeze."""
-    root.reset_total()
-    roots = account_tree(root.children, reaccount)
-    for node in roots:
-        root.aggregate(node)
+    """One command on a scope or code tree: account, re-root, display, freeze.
+
+    ``reaccount`` None reuses the accounting of the previous command (the
+    caller knows it had the same step and account regexes and that its
+    display did not re-account totals).
+    """
+    if reaccount is not None:
+        root.kept = account_tree(root.children, reaccount)
+        root.total = tuple(map(sum, zip(ZERO_TOTAL, *[n.total for n in root.kept])))
+    roots = root.kept
     if not flt.start_is_all:
         roots = search_roots(roots, flt.start)
-    root.show_children = roots
     indents: dict[int, int] = {}
-    shown = print_tree([root], flt, 1, 0, root, sort, displayed_only, code_rules, indents)
+    shown = print_tree([root], flt, 1, 0, root, roots, sort, displayed_only, code_rules,
+                       indents)
     if not shown:  # the root itself is cut (code view: max_depth < 1 or trimmed)
         root.show_children = []
         indents[id(root)] = 0
@@ -38,16 +43,19 @@ def account_tree(nodes: list[ViewNode], reaccount: Callable[[ViewNode], bool]) -
     """Post-order accounting; returns the kept nodes among ``nodes``."""
     kept = []
     for node in nodes:
-        node.reset_total()
-        kept_children = account_tree(node.children, reaccount)
+        kept_children = account_tree(node.children, reaccount) if node.children else []
         node.account = reaccount(node)
         if node.account or kept_children:
-            node.show_children = kept_children
-            node.reset_total()
-            node.add_self_to_total()
-            for child in kept_children:
-                node.aggregate(child)
+            node.kept = kept_children
+            # The node's own statistics plus one definition, plus its kept children's totals.
+            if kept_children:
+                node.total = tuple(map(sum, zip((*node.self, 1),
+                                                *[c.total for c in kept_children])))
+            else:
+                node.total = (*node.self, 1)
             kept.append(node)
+        else:
+            node.total = ZERO_TOTAL
     return kept
 
 
@@ -58,7 +66,7 @@ def search_roots(nodes: list[ViewNode], start: Callable[[str], bool]) -> list[Vi
         if start(node.name):
             found.append(node)
         else:
-            found.extend(search_roots(node.show_children, start))
+            found.extend(search_roots(node.kept, start))
     return found
 
 
@@ -72,14 +80,17 @@ def to_display(node: ViewNode, depth: int, multi: bool, indents: dict[int, int])
 
 
 def print_tree(nodes: list[ViewNode], flt: Filter, depth: int, indent: int,
-               root: ViewNode, sort: Callable[[list[ViewNode]], list[ViewNode]],
+               root: ViewNode, roots: list[ViewNode],
+               sort: Callable[[list[ViewNode]], list[ViewNode]],
                displayed_only: bool, code_rules: bool,
                indents: dict[int, int]) -> list[ViewNode]:
     """Decide the displayed nodes below ``nodes`` (the engine's PrintScope).
 
-    ``code_rules`` selects the code view's variant: a trimmed or too deep
-    node is dropped with its subtree, and totals are never re-accounted.
-    ``indents`` receives each displayed node's indentation level.
+    Walks the kept children (``roots`` below the root) and sets each shown
+    node's ``show_children``. ``code_rules`` selects the code view's
+    variant: a trimmed or too deep node is dropped with its subtree, and
+    totals are never re-accounted. ``indents`` receives each displayed
+    node's indentation level.
     """
     shown = []
     for node in nodes:
@@ -89,8 +100,9 @@ def print_tree(nodes: list[ViewNode], flt: Filter, depth: int, indent: int,
         child_indent = indent + 1 if show else indent
         shown_children: list[ViewNode] = []
         if code_rules or (not flt.trim(node.name) and depth <= flt.max_depth):
-            shown_children = print_tree(node.show_children, flt, depth + 1, child_indent,
-                                        root, sort, displayed_only, code_rules, indents)
+            shown_children = print_tree(roots if node is root else node.kept, flt, depth + 1,
+                                        child_indent, root, roots, sort, displayed_only,
+                                        code_rules, indents)
         if show:
             if displayed_only and not code_rules:
                 node.reset_total()
