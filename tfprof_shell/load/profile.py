@@ -125,6 +125,22 @@ def _lazy_execs(source: ProfileExecs, key: int, execs: Any) -> Optional[LazyExec
         sum(mem.output_bytes)))
 
 
+def _fill_details(pn: Any, names: dict[int, str], node: GraphNode) -> None:
+    """Inputs, output shapes and string attributes of ``node`` from its NodeSummary."""
+    node.output_shapes = {e.key: list(e.value.int64_values) for e in pn.output_shapes}
+    for idx, src_id in {e.key: e.value for e in pn.inputs}.items():
+        src = names.get(src_id)
+        if src is not None:
+            node.inputs[idx] = src
+    for src_id, slot in {e.key: e.value for e in pn.src_output_index}.items():
+        src = names.get(src_id)
+        if src is not None:
+            node.src_output[src] = slot
+    for attr_key, attr in {e.key: e.value for e in pn.attrs}.items():
+        if attr.WhichOneof("value") == "s":
+            node.attrs[attr_key] = attr.s.decode("utf-8", "replace")
+
+
 def model_from_profile(profile: Any, data: bytes, source: Source) -> Model:
     """Build a Model from a parsed ProfileSummary and the bytes it was parsed from."""
     model = Model(source)
@@ -141,23 +157,11 @@ def model_from_profile(profile: Any, data: bytes, source: Source) -> Model:
         node = GraphNode(name, pn.op, pn.id)
         node.op_types = set(pn.op_types)
         node.shape = list(pn.shape)
-        node.output_shapes = {e.key: list(e.value.int64_values) for e in pn.output_shapes}
-        for idx, src_id in {e.key: e.value for e in pn.inputs}.items():
-            src = names.get(src_id)
-            if src is not None:
-                node.inputs[idx] = src
-        for src_id, slot in {e.key: e.value for e in pn.src_output_index}.items():
-            src = names.get(src_id)
-            if src is not None:
-                node.src_output[src] = slot
         node.canonical_device = pn.canonical_device
         node.host_device = pn.host_device
         node.float_ops = pn.float_ops
         node.defer_trace(partial(frames_of, pn.trace, id_to_string))
-        if len(pn.attrs):
-            for attr_key, attr in {e.key: e.value for e in pn.attrs}.items():
-                if attr.WhichOneof("value") == "s":
-                    node.attrs[attr_key] = attr.s.decode("utf-8", "replace")
+        node.defer_details(partial(_fill_details, pn, names))
         lazy = _lazy_execs(execs_source, key, pn.execs)
         if lazy is not None:
             node.defer_execs(lazy)

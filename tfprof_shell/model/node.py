@@ -118,9 +118,10 @@ def _c_div(a: int, b: int) -> int:
 class GraphNode:
     """One node of the profiled graph. Built by a loader, then read-only."""
 
-    __slots__ = ("name", "id", "op", "op_types", "shape", "output_shapes", "inputs",
-                 "src_output", "canonical_device", "host_device", "float_ops", "_trace",
-                 "_trace_source", "attrs", "_execs", "_lazy", "_stats", "_input_shapes", "_params")
+    __slots__ = ("name", "id", "op", "op_types", "shape", "_output_shapes", "_inputs",
+                 "_src_output", "canonical_device", "host_device", "float_ops", "_trace",
+                 "_trace_source", "_attrs", "_details_source", "_execs", "_lazy", "_stats",
+                 "_input_shapes", "_params")
 
     def __init__(self, name: str, op: str, node_id: int = -1) -> None:
         self.name = name
@@ -130,20 +131,18 @@ class GraphNode:
         self.op_types: set[str] = {op} if op else set()
         #: Static shape (variables, placeholders): [] when unknown or absent.
         self.shape: list[int] = []
-        #: output slot -> dims ([] = unknown rank)
-        self.output_shapes: dict[int, list[int]] = {}
-        #: input index -> source node name (data and control inputs)
-        self.inputs: dict[int, str] = {}
-        #: source node name -> output slot of that source
-        self.src_output: dict[str, int] = {}
+        self._output_shapes: dict[int, list[int]] = {}
+        self._inputs: dict[int, str] = {}
+        self._src_output: dict[str, int] = {}
+        self._attrs: dict[str, str] = {}
+        #: A loader may defer the four above: a function that fills them.
+        self._details_source: Optional[Callable[["GraphNode"], None]] = None
         self.canonical_device = ""
         self.host_device = ""
         self.float_ops = 0
         self._trace: Optional[list[Frame]] = None
         #: A loader may defer resolving the trace: a function returning it.
         self._trace_source: Optional[Callable[[], list[Frame]]] = None
-        #: Node attributes; only the ones views read are kept (e.g. data_format).
-        self.attrs: dict[str, str] = {}
         #: step -> execution record (see :attr:`execs`)
         self._execs: dict[int, ExecStep] = {}
         self._lazy: Optional[LazyExecs] = None
@@ -173,6 +172,67 @@ class GraphNode:
         """Resolve the trace only when a view asks for it (loading stays fast)."""
         self._trace = None
         self._trace_source = source
+
+    def defer_details(self, source: Callable[["GraphNode"], None]) -> None:
+        """Fill inputs, output shapes and attributes only when something reads them.
+
+        ``source(node)`` is called once, before the first read, and sets them.
+        """
+        self._details_source = source
+
+    def _details(self) -> None:
+        source = self._details_source
+        if source is not None:
+            self._details_source = None
+            source(self)
+
+    @property
+    def inputs(self) -> dict[int, str]:
+        """input index -> source node name (data and control inputs)."""
+        if self._details_source is not None:
+            self._details()
+        return self._inputs
+
+    @inputs.setter
+    def inputs(self, value: dict[int, str]) -> None:
+        self._details()
+        self._inputs = value
+
+    @property
+    def src_output(self) -> dict[str, int]:
+        """source node name -> output slot of that source."""
+        if self._details_source is not None:
+            self._details()
+        return self._src_output
+
+    @src_output.setter
+    def src_output(self, value: dict[str, int]) -> None:
+        self._details()
+        self._src_output = value
+
+    @property
+    def output_shapes(self) -> dict[int, list[int]]:
+        """output slot -> dims ([] = unknown rank)."""
+        if self._details_source is not None:
+            self._details()
+        return self._output_shapes
+
+    @output_shapes.setter
+    def output_shapes(self, value: dict[int, list[int]]) -> None:
+        self._details()
+        self._output_shapes = value
+
+    @property
+    def attrs(self) -> dict[str, str]:
+        """Node attributes; only string-valued ones are kept (views read data_format)."""
+        if self._details_source is not None:
+            self._details()
+        return self._attrs
+
+    @attrs.setter
+    def attrs(self, value: dict[str, str]) -> None:
+        self._details()
+        self._attrs = value
 
     @property
     def parameters(self) -> int:
