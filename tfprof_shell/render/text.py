@@ -7,7 +7,7 @@ differently), declared once in :data:`TREE_COLUMNS` / :data:`LIST_COLUMNS`.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Optional
 
 from .. import metrics
 from ..model import stats as S
@@ -89,27 +89,36 @@ def render_table(result: ViewResult) -> str:
         line = _op_line_formatter(result)
         parts.extend(line(row, root) for row in root.children)
     else:
-        line = _code_line if result.view == "code" else _tree_line
-        cols = columns(result.options.select, result.view == "code")
-        nodes = result.root.walk()
-        parts.extend(line(node, cols, result) for node in nodes)
+        code = result.view == "code"
+        items = [(_code_item if code else _tree_item)(col, result)
+                 for col in columns(result.options.select, code)]
+        for node in result.root.walk():
+            values = [v for v in (item(node) for item in items) if v is not None]
+            parts.append("%s%s (%s)\n" % ("  " * node.depth, node.name, ", ".join(values)))
     return "".join(parts)
 
 
-def _pair(node: DisplayNode, stat: int, fmt: Callable[[int], str]) -> str:
-    own = fmt(node.self_stats[stat]) if node.account else "--"
-    return "%s/%s" % (own, fmt(node.total[stat]))
+#: One column of a tree or code line: its text for a node, or None to leave it out.
+Item = Callable[[DisplayNode], Optional[str]]
 
 
-def _stat_item(node: DisplayNode, col: str):
-    """``self/total`` of a numeric column (scope, graph, code), or None for other columns."""
+def _pair_item(stat: int, fmt: Callable[[int], str], unit: str = "") -> Item:
+    """``self/total`` of a statistic; ``--`` for the self part of an unaccounted node."""
+    def item(node: DisplayNode) -> str:
+        own = fmt(node.self_stats[stat]) if node.account else "--"
+        return "%s/%s%s" % (own, fmt(node.total[stat]), unit)
+    return item
+
+
+def _stat_item(col: str) -> Optional[Item]:
+    """The item of a numeric column (scope, graph, code), or None for other columns."""
     if col == "params":
-        return _pair(node, S.PARAMS, format_number) + " params"
+        return _pair_item(S.PARAMS, format_number, " params")
     if col == "float_ops":
-        return _pair(node, S.FLOPS, format_number) + " flops"
+        return _pair_item(S.FLOPS, format_number, " flops")
     attr = metrics.ATTRIBUTES[col]
     if attr.stat is not None and col != "occurrence":
-        return _pair(node, attr.stat, FORMATTERS[attr.unit])
+        return _pair_item(attr.stat, FORMATTERS[attr.unit])
     return None
 
 
@@ -117,28 +126,45 @@ def _input_shapes(shapes: dict[int, list[int]]) -> list[str]:
     return ["%d:%s" % (i, format_shape(s) if s else "unknown") for i, s in shapes.items()]
 
 
-def _tree_line(node: DisplayNode, cols: list[str], result: ViewResult) -> str:
-    g = node.graph_node
-    items = []
-    for col in cols:
-        if col == "params" and g is not None and g.shape:
-            items.append(format_shape(g.shape))
-        stat_item = _stat_item(node, col)
-        if stat_item is not None:
-            items.append(stat_item)
-        elif col == "device":
-            if g is not None and g.canonical_device:
-                items.append(g.canonical_device)
-        elif col == "op_types":
-            items.append("|".join(sorted(g.op_types)) if g is not None else "")
-        elif col == "occurrence":
-            run = _pair(node, S.RUN_COUNT, format_number)
+def _tree_item(col: str, result: ViewResult) -> Item:
+    """A scope or graph view column."""
+    stat = _stat_item(col)
+    if col == "params":
+        assert stat is not None
+
+        def params(node: DisplayNode) -> str:
+            g = node.graph_node
+            pair = stat(node)
+            return "%s, %s" % (format_shape(g.shape), pair) if g is not None and g.shape else pair
+        return params
+    if stat is not None:
+        return stat
+    if col == "device":
+        def device(node: DisplayNode) -> Optional[str]:
+            g = node.graph_node
+            return g.canonical_device if g is not None and g.canonical_device else None
+        return device
+    if col == "op_types":
+        def op_types(node: DisplayNode) -> str:
+            g = node.graph_node
+            return "|".join(sorted(g.op_types)) if g is not None else ""
+        return op_types
+    if col == "occurrence":
+        runs = _pair_item(S.RUN_COUNT, format_number)
+
+        def occurrence(node: DisplayNode) -> str:
             defined = ("1/" if node.account else "--/") + format_number(node.total[S.DEFS])
-            items.append(run + "|" + defined)
-        elif col == "input_shapes":
-            shapes = g.input_shapes(result.model.nodes) if g is not None else {}
-            items.append("|".join(_input_shapes(shapes)))
-    return "%s%s (%s)\n" % ("  " * node.depth, node.name, ", ".join(items))
+            return runs(node) + "|" + defined
+        return occurrence
+    if col == "input_shapes":
+        model_nodes = result.model.nodes
+
+        def input_shapes(node: DisplayNode) -> str:
+            g = node.graph_node
+            shapes = g.input_shapes(model_nodes) if g is not None else {}
+            return "|".join(_input_shapes(shapes))
+        return input_shapes
+    return lambda node: None
 
 
 def _devices(node: DisplayNode) -> list[str]:
@@ -152,21 +178,20 @@ def _op_types(node: DisplayNode) -> str:
     return "|".join(sorted(types))
 
 
-def _code_line(node: DisplayNode, cols: list[str], result: ViewResult) -> str:
-    items = []
-    for col in cols:
-        stat_item = _stat_item(node, col)
-        if stat_item is not None:
-            items.append(stat_item)
-        elif col == "device":
-            devices = _devices(node)
-            if devices:
-                items.append("|".join(devices))
-        elif col == "op_types":
-            items.append(_op_types(node))
-        else:
-            items.append("%s N/A in code view" % col)
-    return "%s%s (%s)\n" % ("  " * node.depth, node.name, ", ".join(items))
+def _code_item(col: str, result: ViewResult) -> Item:
+    """A code view column."""
+    stat = _stat_item(col)
+    if stat is not None:
+        return stat
+    if col == "device":
+        def devices(node: DisplayNode) -> Optional[str]:
+            names = _devices(node)
+            return "|".join(names) if names else None
+        return devices
+    if col == "op_types":
+        return _op_types
+    text = "%s N/A in code view" % col
+    return lambda node: text
 
 
 def _op_line_formatter(result: ViewResult) -> Callable[[DisplayNode, DisplayNode], str]:
