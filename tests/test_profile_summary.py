@@ -109,3 +109,24 @@ def test_records_are_built_only_for_the_step_asked(tmp_path) -> None:
     assert node.exec_step(3).cpu_micros() == 9
     assert set(node._execs) == {3}
     assert set(node.execs) == {0, 3} and node._lazy is None
+
+
+def test_a_map_entry_without_its_key_is_refused(tmp_path) -> None:
+    from tfprof_shell.errors import LoadError
+
+    node = _node(0, 1, [[100, 7]], 10)
+    entry_without_key = b"\x10\x05"  # InputsEntry{value: 5}
+    bad = node + b"\x12" + _varint(len(entry_without_key)) + entry_without_key
+    with pytest.raises(LoadError, match="inputs map entry lacks its key or value"):
+        _load(tmp_path, _profile_bytes(bad))
+
+
+def test_inputs_resolve_to_node_names_and_the_last_entry_wins(tmp_path) -> None:
+    node = tfprof_log_pb2.ProfileNode.FromString(_node(0, 1, [[100, 7]], 10))
+    node.inputs[0] = 1
+    node.inputs[1] = 99  # no such node: dropped, as the engine does
+    again = tfprof_log_pb2.ProfileNode()
+    again.inputs[0] = 1
+    loaded = _load(tmp_path, _profile_bytes(node.SerializeToString(),
+                                            again.SerializeToString()))
+    assert loaded.inputs == {0: "a/b"}

@@ -13,9 +13,10 @@ from __future__ import annotations
 from functools import partial
 from typing import Any, Optional
 
-from ..model import ExecMemory, ExecStep, GraphNode, LazyExecs, Model, Source
+from ..model import ExecMemory, ExecStep, Frame, GraphNode, LazyExecs, Model, Source
 from ..proto import profile_summary_pb2, tfprof_log_pb2
-from .files import read_binary_with_bytes
+from ..errors import LoadError
+from .files import read_binary_with_bytes, shown_path
 from .graph import frames_of
 
 
@@ -125,27 +126,56 @@ def _lazy_execs(source: ProfileExecs, key: int, execs: Any) -> Optional[LazyExec
         sum(mem.output_bytes)))
 
 
-def _fill_details(pn: Any, names: dict[int, str], node: GraphNode) -> None:
-    """Inputs, output shapes and string attributes of ``node`` from its NodeSummary."""
+class _Traces:
+    """Resolves node traces, sharing one frame list between nodes with the same stack.
+
+    Real models create many ops from the same few call stacks; sharing the
+    list lets the code view build each distinct stack's path once.
+    """
+
+    def __init__(self, id_to_string: dict[int, str]) -> None:
+        self._id_to_string = id_to_string
+        self._seen: dict[bytes, list[Frame]] = {}
+
+    def frames(self, pn: Any) -> list[Frame]:
+        code_def = pn.trace
+        key = code_def.SerializeToString()
+        frames = self._seen.get(key)
+        if frames is None:
+            frames = self._seen[key] = frames_of(code_def, self._id_to_string)
+        return frames
+
+
+def _columns(path: str, node_name: str, field: str, columns: Any) -> dict[int, int]:
+    """A map field declared as merged key/value columns, as a dict (the last entry wins)."""
+    keys = columns.key
+    values = columns.value
+    if len(keys) != len(values):
+        raise LoadError("--profile_path %s: node %r: a %s map entry lacks its key or value "
+                        "(the file was not written by a protobuf library)"
+                        % (shown_path(path), node_name, field))
+    return dict(zip(keys, values)) if keys else {}
+
+
+def _fill_shapes(pn: Any, src_output: dict[str, int], node: GraphNode) -> None:
+    """``node.output_shapes`` from its NodeSummary, and the already resolved src_output."""
     node.output_shapes = {e.key: list(e.value.int64_values) for e in pn.output_shapes}
-    for idx, src_id in {e.key: e.value for e in pn.inputs}.items():
-        src = names.get(src_id)
-        if src is not None:
-            node.inputs[idx] = src
-    for src_id, slot in {e.key: e.value for e in pn.src_output_index}.items():
-        src = names.get(src_id)
-        if src is not None:
-            node.src_output[src] = slot
-    for attr_key, attr in {e.key: e.value for e in pn.attrs}.items():
-        if attr.WhichOneof("value") == "s":
-            node.attrs[attr_key] = attr.s.decode("utf-8", "replace")
+    node.src_output = src_output
+
+
+def _fill_attrs(pn: Any, node: GraphNode) -> None:
+    """``node.attrs`` (string-valued ones) from its NodeSummary."""
+    node.attrs = {key: attr.s.decode("utf-8", "replace")
+                  for key, attr in {e.key: e.value for e in pn.attrs}.items()
+                  if attr.WhichOneof("value") == "s"}
 
 
 def model_from_profile(profile: Any, data: bytes, source: Source) -> Model:
     """Build a Model from a parsed ProfileSummary and the bytes it was parsed from."""
+    path = source.paths[0] if source.paths else ""
     model = Model(source)
     execs_source = ProfileExecs(data)
-    id_to_string = {e.key: e.value for e in profile.id_to_string}
+    traces = _Traces({e.key: e.value for e in profile.id_to_string})
     by_key = {e.key: e.value for e in profile.nodes}  # a repeated key: the last wins
     names = {key: pn.name for key, pn in by_key.items()}
     nodes = model.nodes
@@ -160,8 +190,14 @@ def model_from_profile(profile: Any, data: bytes, source: Source) -> Model:
         node.canonical_device = pn.canonical_device
         node.host_device = pn.host_device
         node.float_ops = pn.float_ops
-        node.defer_trace(partial(frames_of, pn.trace, id_to_string))
-        node.defer_details(partial(_fill_details, pn, names))
+        node.defer_trace(partial(traces.frames, pn))
+        inputs = _columns(path, name, "inputs", pn.inputs)
+        if inputs:
+            node.inputs = {idx: names[src] for idx, src in inputs.items() if src in names}
+        src_output = _columns(path, name, "src_output_index", pn.src_output_index)
+        if src_output:
+            src_output = {names[src]: slot for src, slot in src_output.items() if src in names}
+        node.defer_details(partial(_fill_shapes, pn, src_output), partial(_fill_attrs, pn))
         lazy = _lazy_execs(execs_source, key, pn.execs)
         if lazy is not None:
             node.defer_execs(lazy)

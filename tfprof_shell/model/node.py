@@ -118,9 +118,9 @@ def _c_div(a: int, b: int) -> int:
 class GraphNode:
     """One node of the profiled graph. Built by a loader, then read-only."""
 
-    __slots__ = ("name", "id", "op", "op_types", "shape", "_output_shapes", "_inputs",
+    __slots__ = ("name", "id", "op", "op_types", "shape", "_output_shapes", "inputs",
                  "_src_output", "canonical_device", "host_device", "float_ops", "_trace",
-                 "_trace_source", "_attrs", "_details_source", "_execs", "_lazy", "_stats",
+                 "_trace_source", "_attrs", "_deferred", "_execs", "_lazy", "_stats",
                  "_input_shapes", "_params")
 
     def __init__(self, name: str, op: str, node_id: int = -1) -> None:
@@ -131,12 +131,15 @@ class GraphNode:
         self.op_types: set[str] = {op} if op else set()
         #: Static shape (variables, placeholders): [] when unknown or absent.
         self.shape: list[int] = []
+        #: input index -> source node name (data and control inputs)
+        self.inputs: dict[int, str] = {}
+        # Behind properties (output_shapes, src_output, attrs) so that a loader
+        # can defer them; see defer_details.
         self._output_shapes: dict[int, list[int]] = {}
-        self._inputs: dict[int, str] = {}
         self._src_output: dict[str, int] = {}
         self._attrs: dict[str, str] = {}
-        #: A loader may defer the four above: a function that fills them.
-        self._details_source: Optional[Callable[["GraphNode"], None]] = None
+        #: What a loader deferred of these: field group -> filler.
+        self._deferred: Optional[dict[str, Callable[["GraphNode"], None]]] = None
         self.canonical_device = ""
         self.host_device = ""
         self.float_ops = 0
@@ -173,65 +176,59 @@ class GraphNode:
         self._trace = None
         self._trace_source = source
 
-    def defer_details(self, source: Callable[["GraphNode"], None]) -> None:
-        """Fill inputs, output shapes and attributes only when something reads them.
+    def defer_details(self, shapes: Callable[["GraphNode"], None],
+                      attrs: Callable[["GraphNode"], None]) -> None:
+        """Fill node facts only when something reads them; each filler runs once.
 
-        ``source(node)`` is called once, before the first read, and sets them.
+        ``shapes(node)`` sets :attr:`output_shapes` and :attr:`src_output`
+        (only ``-select input_shapes`` reads them); ``attrs(node)`` sets
+        :attr:`attrs` (only the advisor reads them).
         """
-        self._details_source = source
+        self._deferred = {"shapes": shapes, "attrs": attrs}
 
-    def _details(self) -> None:
-        source = self._details_source
-        if source is not None:
-            self._details_source = None
-            source(self)
-
-    @property
-    def inputs(self) -> dict[int, str]:
-        """input index -> source node name (data and control inputs)."""
-        if self._details_source is not None:
-            self._details()
-        return self._inputs
-
-    @inputs.setter
-    def inputs(self, value: dict[int, str]) -> None:
-        self._details()
-        self._inputs = value
+    def _fill(self, group: str) -> None:
+        deferred = self._deferred
+        if deferred is not None:
+            filler = deferred.pop(group, None)
+            if not deferred:
+                self._deferred = None
+            if filler is not None:
+                filler(self)
 
     @property
     def src_output(self) -> dict[str, int]:
         """source node name -> output slot of that source."""
-        if self._details_source is not None:
-            self._details()
+        if self._deferred is not None:
+            self._fill("shapes")
         return self._src_output
 
     @src_output.setter
     def src_output(self, value: dict[str, int]) -> None:
-        self._details()
+        self._fill("shapes")
         self._src_output = value
 
     @property
     def output_shapes(self) -> dict[int, list[int]]:
         """output slot -> dims ([] = unknown rank)."""
-        if self._details_source is not None:
-            self._details()
+        if self._deferred is not None:
+            self._fill("shapes")
         return self._output_shapes
 
     @output_shapes.setter
     def output_shapes(self, value: dict[int, list[int]]) -> None:
-        self._details()
+        self._fill("shapes")
         self._output_shapes = value
 
     @property
     def attrs(self) -> dict[str, str]:
         """Node attributes; only string-valued ones are kept (views read data_format)."""
-        if self._details_source is not None:
-            self._details()
+        if self._deferred is not None:
+            self._fill("attrs")
         return self._attrs
 
     @attrs.setter
     def attrs(self, value: dict[str, str]) -> None:
-        self._details()
+        self._fill("attrs")
         self._attrs = value
 
     @property
@@ -331,7 +328,9 @@ class GraphNode:
                           else ZERO_VALUES)
             else:
                 n = len(lazy.steps)
-                values = tuple(_c_div(v, n) for v in lazy.totals)
+                # C++ division truncates toward zero.
+                values = lazy.totals if n == 1 else tuple(
+                    [v // n if v >= 0 else -(-v // n) for v in lazy.totals])
         else:
             execs = self._execs
             ran = bool(execs)

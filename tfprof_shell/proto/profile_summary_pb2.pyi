@@ -47,13 +47,20 @@ class NodeSummary(_message.Message):
         key: int
         value: int
         def __init__(self, key: _Optional[int] = ..., value: _Optional[int] = ...) -> None: ...
-    class Int64Int32(_message.Message):
+    class Int32Int64Columns(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
         VALUE_FIELD_NUMBER: _ClassVar[int]
-        key: int
-        value: int
-        def __init__(self, key: _Optional[int] = ..., value: _Optional[int] = ...) -> None: ...
+        key: _containers.RepeatedScalarFieldContainer[int]
+        value: _containers.RepeatedScalarFieldContainer[int]
+        def __init__(self, key: _Optional[_Iterable[int]] = ..., value: _Optional[_Iterable[int]] = ...) -> None: ...
+    class Int64Int32Columns(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: _containers.RepeatedScalarFieldContainer[int]
+        value: _containers.RepeatedScalarFieldContainer[int]
+        def __init__(self, key: _Optional[_Iterable[int]] = ..., value: _Optional[_Iterable[int]] = ...) -> None: ...
     class Attr(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -85,7 +92,7 @@ class NodeSummary(_message.Message):
     OUTPUT_SHAPES_FIELD_NUMBER: _ClassVar[int]
     INPUT_SHAPES_FIELD_NUMBER: _ClassVar[int]
     name: str
-    inputs: _containers.RepeatedCompositeFieldContainer[NodeSummary.Int32Int64]
+    inputs: NodeSummary.Int32Int64Columns
     outputs: _containers.RepeatedCompositeFieldContainer[NodeSummary.Int32Int64]
     shape: _containers.RepeatedScalarFieldContainer[int]
     op_types: _containers.RepeatedScalarFieldContainer[str]
@@ -97,10 +104,10 @@ class NodeSummary(_message.Message):
     attrs: _containers.RepeatedCompositeFieldContainer[NodeSummary.Attr]
     execs: ExecsTotals
     id: int
-    src_output_index: _containers.RepeatedCompositeFieldContainer[NodeSummary.Int64Int32]
+    src_output_index: NodeSummary.Int64Int32Columns
     output_shapes: _containers.RepeatedCompositeFieldContainer[NodeSummary.ShapeEntry]
     input_shapes: _containers.RepeatedCompositeFieldContainer[NodeSummary.ShapeEntry]
-    def __init__(self, name: _Optional[str] = ..., inputs: _Optional[_Iterable[_Union[NodeSummary.Int32Int64, _Mapping]]] = ..., outputs: _Optional[_Iterable[_Union[NodeSummary.Int32Int64, _Mapping]]] = ..., shape: _Optional[_Iterable[int]] = ..., op_types: _Optional[_Iterable[str]] = ..., canonical_device: _Optional[str] = ..., host_device: _Optional[str] = ..., float_ops: _Optional[int] = ..., op: _Optional[str] = ..., trace: _Optional[_Union[_tfprof_log_pb2.CodeDef, _Mapping]] = ..., attrs: _Optional[_Iterable[_Union[NodeSummary.Attr, _Mapping]]] = ..., execs: _Optional[_Union[ExecsTotals, _Mapping]] = ..., id: _Optional[int] = ..., src_output_index: _Optional[_Iterable[_Union[NodeSummary.Int64Int32, _Mapping]]] = ..., output_shapes: _Optional[_Iterable[_Union[NodeSummary.ShapeEntry, _Mapping]]] = ..., input_shapes: _Optional[_Iterable[_Union[NodeSummary.ShapeEntry, _Mapping]]] = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., inputs: _Optional[_Union[NodeSummary.Int32Int64Columns, _Mapping]] = ..., outputs: _Optional[_Iterable[_Union[NodeSummary.Int32Int64, _Mapping]]] = ..., shape: _Optional[_Iterable[int]] = ..., op_types: _Optional[_Iterable[str]] = ..., canonical_device: _Optional[str] = ..., host_device: _Optional[str] = ..., float_ops: _Optional[int] = ..., op: _Optional[str] = ..., trace: _Optional[_Union[_tfprof_log_pb2.CodeDef, _Mapping]] = ..., attrs: _Optional[_Iterable[_Union[NodeSummary.Attr, _Mapping]]] = ..., execs: _Optional[_Union[ExecsTotals, _Mapping]] = ..., id: _Optional[int] = ..., src_output_index: _Optional[_Union[NodeSummary.Int64Int32Columns, _Mapping]] = ..., output_shapes: _Optional[_Iterable[_Union[NodeSummary.ShapeEntry, _Mapping]]] = ..., input_shapes: _Optional[_Iterable[_Union[NodeSummary.ShapeEntry, _Mapping]]] = ...) -> None: ...
 
 class ExecsTotals(_message.Message):
     __slots__ = ("step", "profile")

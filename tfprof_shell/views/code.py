@@ -56,6 +56,9 @@ class CodeView:
         self.model = model
         self.root = ViewNode(ROOT_NAME)
         self.notes: list[str] = []
+        # Loaders share one frame list among nodes with the same stack: walk each once.
+        self._leaves: dict[tuple[int, str], ViewNode] = {}
+        self._labels: dict[Frame, str] = {}
         forward: dict[str, GraphNode] = {}
         gradients: dict[str, list[GraphNode]] = {}
         for gnode in model.sorted_nodes():
@@ -79,13 +82,26 @@ class CodeView:
         if unaccounted:
             self.notes.append("%d gradient nodes not accounted" % unaccounted)
         self._sort_members(self.root)
+        self._leaves.clear()  # keyed by id(): only valid while building
+        self._labels.clear()
         #: (step, account regexes) of the accounting the tree holds.
         self._accounted: Optional[tuple[int, tuple[str, ...]]] = None
 
     def _path(self, frames: list[Frame], suffix: str) -> ViewNode:
+        key = (id(frames), suffix)
+        leaf = self._leaves.get(key)
+        if leaf is None:
+            leaf = self._leaves[key] = self._walk(frames, suffix)
+        return leaf
+
+    def _walk(self, frames: list[Frame], suffix: str) -> ViewNode:
         node = self.root
+        labels = self._labels
         for frame in frames:
-            label = frame_label(frame) + suffix
+            label = labels.get(frame)
+            if label is None:
+                label = labels[frame] = frame_label(frame)
+            label += suffix
             child = node.child_index.get(label)
             if child is None:
                 child = ViewNode(label)

@@ -28,7 +28,7 @@ def check(session: "Session") -> Findings:
             batch_norm = True
         if "FusedBatchNorm" in node.op_types:
             fused = True
-        if node.attrs.get("data_format") == "NHWC" and on_accelerator(node.canonical_device):
+        if on_accelerator(node.canonical_device) and node.attrs.get("data_format") == "NHWC":
             nhwc_on_gpu = True
     findings = Findings()
     if batch_norm and not fused:
