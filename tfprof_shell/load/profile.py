@@ -157,10 +157,11 @@ def _columns(path: str, node_name: str, field: str, columns: Any) -> dict[int, i
     return dict(zip(keys, values)) if keys else {}
 
 
-def _fill_shapes(pn: Any, src_output: dict[str, int], node: GraphNode) -> None:
-    """``node.output_shapes`` from its NodeSummary, and the already resolved src_output."""
+def _fill_shapes(path: str, pn: Any, names: dict[int, str], node: GraphNode) -> None:
+    """``node.output_shapes`` and ``node.src_output`` from its NodeSummary."""
     node.output_shapes = {e.key: list(e.value.int64_values) for e in pn.output_shapes}
-    node.src_output = src_output
+    slots = _columns(path, node.name, "src_output_index", pn.src_output_index)
+    node.src_output = {names[src]: slot for src, slot in slots.items() if src in names}
 
 
 def _fill_attrs(pn: Any, node: GraphNode) -> None:
@@ -194,10 +195,7 @@ def model_from_profile(profile: Any, data: bytes, source: Source) -> Model:
         inputs = _columns(path, name, "inputs", pn.inputs)
         if inputs:
             node.inputs = {idx: names[src] for idx, src in inputs.items() if src in names}
-        src_output = _columns(path, name, "src_output_index", pn.src_output_index)
-        if src_output:
-            src_output = {names[src]: slot for src, slot in src_output.items() if src in names}
-        node.defer_details(partial(_fill_shapes, pn, src_output), partial(_fill_attrs, pn))
+        node.defer_details(partial(_fill_shapes, path, pn, names), partial(_fill_attrs, pn))
         lazy = _lazy_execs(execs_source, key, pn.execs)
         if lazy is not None:
             node.defer_execs(lazy)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from operator import add
-from typing import Optional
+from types import MappingProxyType
+from typing import Mapping, Optional, Sequence
 
 from ..model import Frame, GraphNode
 from ..model import stats as S
@@ -21,6 +22,8 @@ ROOT_NAME = "_TFProfRoot"
 SCOPE_PARENT = "_kTFScopeParent"
 GRAPH_PARENT = "_TFGraphParent"
 ZERO_TOTAL: tuple[int, ...] = (0,) * S.N_TOTAL
+#: A read-only empty mapping shared by view nodes until they get their own.
+EMPTY: Mapping = MappingProxyType({})
 
 
 class ViewNode:
@@ -35,23 +38,26 @@ class ViewNode:
         self.gnode = gnode
         #: Structural children (built once).
         self.children: list[ViewNode] = []
+        # Large views hold one ViewNode per graph node: the fields below start
+        # out as shared empty values and are replaced (never changed in place)
+        # by the views that use them, except where noted.
         #: Children kept by the current accounting (they or their subtrees are accounted).
-        self.kept: list[ViewNode] = []
+        self.kept: Sequence[ViewNode] = ()
         #: Children the current command displays, in display order.
-        self.show_children: list[ViewNode] = []
+        self.show_children: Sequence[ViewNode] = ()
         self.account = False
         self.self: tuple[int, ...] = S.ZERO_SELF
-        #: Replaced, never changed in place, so views may share these tuples.
         self.total: tuple[int, ...] = ZERO_TOTAL
-        #: op/code views: graph nodes aggregated here, by name.
-        self.members: dict[str, GraphNode] = {}
+        #: op/code views: graph nodes aggregated here, by name (a view that
+        #: adds members first gives the node its own dict).
+        self.members: Mapping[str, GraphNode] = EMPTY
         #: op/code views: the members picked by the account regexes this command.
-        self.picked: dict[str, GraphNode] = {}
+        self.picked: Mapping[str, GraphNode] = EMPTY
         #: code view: the call-stack frame this node stands for, and its label suffix.
         self.frame: Optional[Frame] = None
         self.suffix = ""
-        #: code view: label -> child, for building.
-        self.child_index: dict[str, ViewNode] = {}
+        #: code view: label -> child, for building (its own dict, as for members).
+        self.child_index: Mapping[str, ViewNode] = EMPTY
 
     def __repr__(self) -> str:
         return "ViewNode(%r)" % self.name

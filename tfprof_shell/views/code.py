@@ -47,6 +47,14 @@ def forward_name(name: str) -> Optional[str]:
     return name[start:suffix] if suffix > start else name[start:]
 
 
+def _code_node(name: str) -> ViewNode:
+    """A code view node with its own (mutable) members and child index."""
+    node = ViewNode(name)
+    node.members = {}
+    node.child_index = {}
+    return node
+
+
 class CodeView:
     """Call-stack tree, built once per model; :meth:`show` runs one command."""
 
@@ -54,7 +62,7 @@ class CodeView:
 
     def __init__(self, model: Model) -> None:
         self.model = model
-        self.root = ViewNode(ROOT_NAME)
+        self.root = _code_node(ROOT_NAME)
         self.notes: list[str] = []
         # Loaders share one frame list among nodes with the same stack: walk each once.
         self._leaves: dict[tuple[int, str], ViewNode] = {}
@@ -104,7 +112,7 @@ class CodeView:
             label += suffix
             child = node.child_index.get(label)
             if child is None:
-                child = ViewNode(label)
+                child = _code_node(label)
                 child.frame = frame
                 child.suffix = suffix
                 node.child_index[label] = child

@@ -27,7 +27,8 @@ class OpView:
             entry = entries.get(gnode.op)
             if entry is None:
                 entry = entries[gnode.op] = ViewNode(gnode.op)
-            entry.members[gnode.name] = gnode
+                entry.members = {}
+            entry.members[gnode.name] = gnode  # type: ignore[index]
         self.entries = [entries[k] for k in sorted(entries)]
         self.root = ViewNode(ROOT_NAME)
 

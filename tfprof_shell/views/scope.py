@@ -22,7 +22,8 @@ class ScopeView:
         self.model = model
         by_name: dict[str, ViewNode] = {}
         for gnode in model.sorted_nodes():
-            by_name.setdefault(gnode.name, ViewNode(gnode.name, gnode))
+            if gnode.name not in by_name:
+                by_name[gnode.name] = ViewNode(gnode.name, gnode)
             scope = gnode.name
             while "/" in scope:
                 scope = scope.rsplit("/", 1)[0]
