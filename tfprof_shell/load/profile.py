@@ -123,7 +123,7 @@ def _lazy_execs(source: ProfileExecs, key: int, execs: Any) -> Optional[LazyExec
     return LazyExecs(source, key, steps, (
         sum(ep.run_count), acc_micros + cpu_micros, acc_micros, cpu_micros,
         sum(mem.requested_bytes), sum(mem.peak_bytes), sum(mem.residual_bytes),
-        sum(mem.output_bytes)))
+        sum(mem.output_bytes)), accelerator_persistent=any(mem.accelerator_persistent_bytes))
 
 
 class _Traces:

@@ -107,6 +107,8 @@ class LazyExecs:
     key: int
     steps: tuple[int, ...]
     totals: tuple[int, ...]
+    #: False only if no step has accelerator persistent memory (spares reading records).
+    accelerator_persistent: bool = True
 
 
 def _c_div(a: int, b: int) -> int:
@@ -306,6 +308,15 @@ class GraphNode:
             if lazy is not None and step in lazy.steps:
                 rec = self._execs[step] = lazy.source.step_record(lazy.key, step)
         return rec
+
+    def accelerator_persistent_bytes(self) -> int:
+        """The largest per-step sum of accelerator persistent bytes (timeline memory)."""
+        lazy = self._lazy
+        if lazy is not None and not lazy.accelerator_persistent:
+            return 0
+        return max((sum(m.accelerator_persistent_bytes for m in rec.memory_execs)
+                    for rec in (self.exec_step(s) for s in self.steps_run) if rec is not None),
+                   default=0)
 
     # -- per-step statistics -------------------------------------------------
 

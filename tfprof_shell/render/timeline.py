@@ -84,18 +84,13 @@ class _MemoryDevice:
         self.allocations: dict[int, int] = {}
 
 
-def _persistent_accelerator_bytes(gnode: GraphNode) -> int:
-    return max((sum(m.accelerator_persistent_bytes for m in rec.memory_execs)
-                for rec in gnode.execs.values()), default=0)
-
-
 def _track_memory(devices: dict[str, _MemoryDevice], gnode: GraphNode, step: int) -> None:
     dev = devices.setdefault(gnode.canonical_device, _MemoryDevice())
-    rec = gnode.execs[step]
+    rec = gnode.exec_step(step)
     allocs: dict[int, int] = {}
     for micros, nbytes in rec.allocations:
         allocs[micros] = allocs.get(micros, 0) + nbytes
-    allocs[0] = allocs.get(0, 0) + _persistent_accelerator_bytes(gnode)
+    allocs[0] = allocs.get(0, 0) + gnode.accelerator_persistent_bytes()
     cumulative = dev.tensor_allocs.setdefault(gnode.name, {})
     running = 0
     for micros in sorted(allocs):
@@ -113,7 +108,8 @@ def _lane_for(lanes: list[dict[int, int]], start: int) -> int:
     """First lane whose latest entries end no later than ``start`` (the engine's scan)."""
     for i, lane in enumerate(lanes):
         free = True
-        for lane_start in sorted(lane, reverse=True):
+        # Lanes are filled in ascending start order: reversed() is descending.
+        for lane_start in reversed(lane):
             end = lane[lane_start]
             if end > start:
                 free = False
@@ -165,7 +161,7 @@ def graph_trace(result: ViewResult, step: int) -> tuple[Trace, str]:
         gnode = node.graph_node
         if gnode is not None and gnode.trackable(step):
             _track_memory(memory, gnode, step)
-            execs = gnode.execs[step].op_execs()
+            execs = gnode.exec_step(step).op_execs()
             for device in sorted(execs):
                 if device not in pids:
                     pids[device] = allocate_pid()
@@ -232,7 +228,7 @@ def _link_flows(tnodes: dict[str, dict[int, _TimeNode]], step: int) -> None:
                 gin = inp.gnode
                 if not inp.account or gin is None or not gin.trackable(step):
                     continue
-                cpu_execs = gin.execs[step].cpu_execs
+                cpu_execs = gin.exec_step(step).cpu_execs
                 for other in sorted(cpu_execs):
                     if not _CANONICAL.fullmatch(other) or other == device:
                         continue
