@@ -90,12 +90,52 @@ def render_table(result: ViewResult) -> str:
         parts.extend(line(row, root) for row in root.children)
     else:
         code = result.view == "code"
-        items = [(_code_item if code else _tree_item)(col, result)
-                 for col in columns(result.options.select, code)]
-        for node in result.root.walk():
-            values = [v for v in (item(node) for item in items) if v is not None]
-            parts.append("%s%s (%s)\n" % ("  " * node.depth, node.name, ", ".join(values)))
+        cols = columns(result.options.select, code)
+        pairs = _pair_columns(cols)
+        if pairs is not None:  # only self/total columns: one tight loop
+            for node in result.root.walk():
+                own, total = node.self_stats, node.total
+                if node.account:
+                    values = ["%s/%s%s" % (fmt[own[i]], fmt[total[i]], unit)
+                              for i, fmt, unit in pairs]
+                else:
+                    values = ["--/%s%s" % (fmt[total[i]], unit) for i, fmt, unit in pairs]
+                parts.append("%s%s (%s)\n" % ("  " * node.depth, node.name, ", ".join(values)))
+        else:
+            items = [(_code_item if code else _tree_item)(col, result) for col in cols]
+            for node in result.root.walk():
+                values = [v for v in (item(node) for item in items) if v is not None]
+                parts.append("%s%s (%s)\n" % ("  " * node.depth, node.name, ", ".join(values)))
     return "".join(parts)
+
+
+class _Formatted(dict):
+    """value -> its text, formatted once: a table repeats the same values a lot."""
+
+    def __init__(self, fmt: Callable[[int], str]) -> None:
+        super().__init__()
+        self._fmt = fmt
+
+    def __missing__(self, value: int) -> str:
+        text = self[value] = self._fmt(value)
+        return text
+
+
+def _pair_columns(cols: list[str]) -> Optional[list[tuple[int, _Formatted, str]]]:
+    """(stat, formatter, unit) of each column if all are plain self/total pairs, else None.
+
+    ``params`` is not plain in tree views (a variable's shape comes first).
+    """
+    out = []
+    for col in cols:
+        if col == "float_ops":
+            out.append((S.FLOPS, _Formatted(format_number), " flops"))
+            continue
+        attr = metrics.ATTRIBUTES[col]
+        if col in ("params", "occurrence") or attr.stat is None:
+            return None
+        out.append((attr.stat, _Formatted(FORMATTERS[attr.unit]), ""))
+    return out
 
 
 #: One column of a tree or code line: its text for a node, or None to leave it out.
