@@ -30,13 +30,13 @@ def show_tree(root: ViewNode, reaccount: Optional[Callable[[ViewNode], bool]], f
     roots = root.kept
     if not flt.start_is_all:
         roots = search_roots(roots, flt.start)
-    indents: dict[int, int] = {}
+    displays: dict[int, DisplayNode] = {}
     shown = print_tree([root], flt, 1, 0, root, roots, sort, displayed_only, code_rules,
-                       indents)
+                       displays)
     if not shown:  # the root itself is cut (code view: max_depth < 1 or trimmed)
         root.show_children = []
-        indents[id(root)] = 0
-    return to_display(root, 0, code_rules, indents)
+        return _freeze(root, 0, [], code_rules)
+    return displays[id(root)]
 
 
 def account_tree(nodes: list[ViewNode], reaccount: Callable[[ViewNode], bool]) -> list[ViewNode]:
@@ -73,6 +73,11 @@ def search_roots(nodes: list[ViewNode], start: Callable[[str], bool]) -> list[Vi
 def to_display(node: ViewNode, depth: int, multi: bool, indents: dict[int, int]) -> DisplayNode:
     """Freeze a displayed ViewNode subtree into DisplayNodes."""
     children = [to_display(c, indents[id(c)], multi, indents) for c in node.show_children]
+    return _freeze(node, depth, children, multi)
+
+
+def _freeze(node: ViewNode, depth: int, children: list[DisplayNode], multi: bool) -> DisplayNode:
+    """One displayed node, its statistics as they are now."""
     picked = tuple(node.picked.values()) if multi else ()
     return DisplayNode(node.name, depth, node.account, node.self, tuple(node.total),
                        children, graph_node=node.gnode, graph_nodes=picked,
@@ -83,14 +88,14 @@ def print_tree(nodes: list[ViewNode], flt: Filter, depth: int, indent: int,
                root: ViewNode, roots: list[ViewNode],
                sort: Callable[[list[ViewNode]], list[ViewNode]],
                displayed_only: bool, code_rules: bool,
-               indents: dict[int, int]) -> list[ViewNode]:
+               displays: dict[int, DisplayNode]) -> list[ViewNode]:
     """Decide the displayed nodes below ``nodes`` (the engine's PrintScope).
 
     Walks the kept children (``roots`` below the root) and sets each shown
     node's ``show_children``. ``code_rules`` selects the code view's
     variant: a trimmed or too deep node is dropped with its subtree, and
-    totals are never re-accounted. ``indents`` receives each displayed
-    node's indentation level.
+    totals are never re-accounted. ``displays`` receives each shown node's
+    DisplayNode (by ``id`` of the ViewNode), made once its totals are final.
     """
     shown = []
     for node in nodes:
@@ -102,7 +107,7 @@ def print_tree(nodes: list[ViewNode], flt: Filter, depth: int, indent: int,
         if code_rules or (not flt.trim(node.name) and depth <= flt.max_depth):
             shown_children = print_tree(roots if node is root else node.kept, flt, depth + 1,
                                         child_indent, root, roots, sort, displayed_only,
-                                        code_rules, indents)
+                                        code_rules, displays)
         if show:
             if displayed_only and not code_rules:
                 node.reset_total()
@@ -112,7 +117,8 @@ def print_tree(nodes: list[ViewNode], flt: Filter, depth: int, indent: int,
             if displayed_only and not code_rules:
                 for child in shown_children:
                     node.aggregate(child)
-            indents[id(node)] = indent
+            displays[id(node)] = _freeze(node, indent,
+                                         [displays[id(c)] for c in shown_children], code_rules)
             shown.append(node)
         else:
             shown.extend(shown_children)
