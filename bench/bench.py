@@ -11,7 +11,15 @@ For each profile, in separate processes and several runs each (medians):
     the engine cannot read TF2 .xplane.pb profiles, so those rows are ours only.
 Prints one table per profile with our time / engine time ratios.
 
-    python bench/bench.py                       # sample + medium + large
+Profiles: "sample" (tiny_mlp), "medium", "large", "xplane" or paths. "large" is
+a 50k-node, 10-step TF1 training profile that TensorFlow records through the
+engine Python (bench/make_large_tf_profile.py, a few minutes on first use);
+without TensorFlow it is the synthetic ProfileProto of the same size built
+with our own schemas (bench/make_large_profile.py), which is also
+"large_synthetic". Generated profiles are cached in bench/.cache/, and each
+table's heading says which large profile it used.
+
+    python bench/bench.py                       # sample + medium + large + xplane
     python bench/bench.py --profiles large --runs 5 --engine-python /path/to/python
 """
 
@@ -43,8 +51,12 @@ COMMANDS = [
 ]
 
 
-def profile_paths(names: list[str]) -> dict[str, str]:
-    """Name -> ProfileProto path; the large one is generated on first use."""
+def profile_paths(names: list[str], engine_py: Optional[str] = None) -> dict[str, str]:
+    """Label -> profile path; generated profiles are cached on first use.
+
+    "large" is "large_tf" (recorded by TensorFlow through `engine_py`) when a
+    Python with TensorFlow is given, else "large_synthetic"; the label says which.
+    """
     paths = {}
     for name in names:
         if name == "sample":
@@ -53,13 +65,13 @@ def profile_paths(names: list[str]) -> dict[str, str]:
             p = os.path.join(ROOT, "..", "shared", "conformance", "profiles", "medium", "profile")
             if os.path.exists(p):
                 paths[name] = os.path.abspath(p)
-        elif name == "large":
-            p = os.path.join(CACHE, "large_profile")
-            if not os.path.exists(p):
-                os.makedirs(CACHE, exist_ok=True)
-                subprocess.run([sys.executable, os.path.join(HERE, "make_large_profile.py"), p],
-                               check=True)
-            paths[name] = p
+        elif (name == "large" and engine_py) or name == "large_tf":
+            if not engine_py:
+                raise SystemExit("large_tf needs --engine-python (a Python with TensorFlow)")
+            paths[name + ": recorded with TensorFlow"] = large_tf_profile(engine_py)
+        elif name in ("large", "large_synthetic"):
+            label = "large: synthetic (no TensorFlow)" if name == "large" else name + ": synthetic"
+            paths[label] = large_synthetic_profile()
         elif name == "xplane":
             p = os.path.join(CACHE, "large", "localhost.xplane.pb")
             if not os.path.exists(p):
@@ -70,6 +82,27 @@ def profile_paths(names: list[str]) -> dict[str, str]:
         elif os.path.exists(name):
             paths[os.path.basename(name)] = name
     return paths
+
+
+def large_tf_profile(engine_py: str) -> str:
+    """A 50k-node, 10-step training profile recorded by TensorFlow (minutes, once)."""
+    out_dir = os.path.join(CACHE, "large_tf")
+    p = os.path.join(out_dir, "profile")
+    if not os.path.exists(p):
+        print("recording %s with TensorFlow (takes a few minutes) ..." % p, file=sys.stderr)
+        subprocess.run([engine_py, os.path.join(HERE, "make_large_tf_profile.py"), out_dir],
+                       check=True)
+    return p
+
+
+def large_synthetic_profile() -> str:
+    """A 50k-node, 10-step ProfileProto built with our own schemas."""
+    p = os.path.join(CACHE, "large_profile")
+    if not os.path.exists(p):
+        os.makedirs(CACHE, exist_ok=True)
+        subprocess.run([sys.executable, os.path.join(HERE, "make_large_profile.py"), p],
+                       check=True)
+    return p
 
 
 # -- workers (run in their own process) --------------------------------------
@@ -102,7 +135,23 @@ def worker_ours(path: str) -> dict:
     for _ in range(100):
         parse_words(split_line(COMMANDS[0]), session.options)
     parse = (time.perf_counter() - t) / 100
-    return {"load": load, "times": times, "parse": parse,
+    # Tab completion of profile names: the first call builds the name index.
+    from tfprof_shell.shell.completer import CompletionEngine
+    from tfprof_shell.shell.names import NameIndex
+    engine = CompletionEngine(lambda: NameIndex.from_model(model), model.steps)
+    first_name = model.sorted_nodes()[0].name
+    lines = ["scope -show_name_regexes " + first_name[:len(first_name) // 2],
+             "scope -sel", "op -order_by ", "graph -account_type_regexes Ma"]
+    t = time.perf_counter()
+    engine.complete(lines[0])
+    complete_first = time.perf_counter() - t
+    t = time.perf_counter()
+    for _ in range(10):
+        for line in lines:
+            engine.complete(line)
+    complete = (time.perf_counter() - t) / (10 * len(lines))
+    return {"load": load, "times": times, "parse": parse, "complete_first": complete_first,
+            "complete": complete,
             "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
@@ -180,7 +229,11 @@ def bench_profile(name: str, path: str, runs: int, engine_py: str | None) -> lis
             ours = [s["times"][cmd][i] if len(s["times"][cmd]) > i else float("nan") for s in sess]
             theirs = [e["times"][cmd][i] for e in eng]
             rows.append(_row("%s (%s)" % (cmd.split()[0], label), ours, theirs))
-    rows.append(_row("option parsing", [s["parse"] for s in sess], []))
+    rows.append(_row("option parsing", [s["parse"] for s in sess], [], unit="ms"))
+    rows.append(_row("completion, name index build", [s["complete_first"] for s in sess], [],
+                     unit="ms"))
+    rows.append(_row("completion, each key press", [s["complete"] for s in sess], [],
+                     unit="ms"))
     rows.append(_row("session peak RSS (MB)", [s["rss_mb"] for s in sess],
                      [e["rss_mb"] for e in eng], unit="MB"))
     return rows
@@ -201,15 +254,18 @@ def _worker(python: str, kind: str, path: str) -> Optional[dict]:
 def _row(label: str, ours: list[float], theirs: list[float], unit: str = "s") -> list:
     o, t = median(ours), median(theirs) if theirs else float("nan")
     ratio = o / t if theirs and t > 0 else float("nan")
-    fmt = (lambda v: "%.3f" % v) if unit == "s" else (lambda v: "%.0f" % v)
+    if unit == "ms":
+        o, t = o * 1000, t * 1000
+    fmt = {"s": lambda v: "%.3f" % v, "ms": lambda v: "%.2f ms" % v}.get(unit, lambda v: "%.0f" % v)
     return [label, fmt(o), fmt(t) if theirs else "-", "%.2f" % ratio if ratio == ratio else "-"]
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--profiles", default="sample,medium,large,xplane",
-                    help="comma list: sample, medium, large (ProfileProto), xplane (a 100 MB "
-                         "TF2 profile; the engine cannot read it), or paths to profiles")
+                    help="comma list: sample, medium, large (recorded with TensorFlow when "
+                         "there is one, else synthetic), large_tf, large_synthetic, xplane "
+                         "(a 100 MB TF2 profile; the engine cannot read it), or paths")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--engine-python", default=os.environ.get("TFPROF_ENGINE_PYTHON"),
                     help="a Python with TensorFlow 2.x installed (default: this one if it has it)")
@@ -226,7 +282,7 @@ def main(argv=None) -> int:
     from tabulate import tabulate
     print("machine: %d cores; runs per measure: %d (medians); engine: %s"
           % (os.cpu_count() or 0, args.runs, "TensorFlow via " + engine_py if engine_py else "none"))
-    for name, path in profile_paths(args.profiles.split(",")).items():
+    for name, path in profile_paths(args.profiles.split(","), engine_py).items():
         size = os.path.getsize(path) / 1e6
         engine = engine_py if not path.endswith(".xplane.pb") else None
         rows = bench_profile(name, path, args.runs, engine)
