@@ -55,10 +55,11 @@ class NameIndex:
         below: dict[str, int] = {}
         segments: dict[str, dict[str, str]] = {}
         for name in node_ops:
-            parts = name.split("/")
-            for depth in range(1, len(parts)):
-                scope = "/".join(parts[:depth])
+            cut = name.find("/")
+            while cut >= 0:
+                scope = name[:cut]
                 below[scope] = below.get(scope, 0) + 1
+                cut = name.find("/", cut + 1)
         for name in set(node_ops) | set(below):
             parent, _, leaf = name.rpartition("/")
             segments.setdefault(parent, {})[leaf] = _node_meta(node_ops.get(name), below.get(name))
@@ -81,12 +82,15 @@ class NameIndex:
         node_ops: dict[str, str] = {}
         account_types: dict[str, int] = {}
         frames: set[Frame] = set()
+        traces_seen: set[int] = set()  # loaders share one list among identical stacks
         for name, node in model.nodes.items():
             node_ops[name] = node.op
             for t in node.op_types:
                 account_types[t] = account_types.get(t, 0) + 1
-            if node.trace:
-                frames.update(node.trace)
+            trace = node.trace
+            if trace and id(trace) not in traces_seen:
+                traces_seen.add(id(trace))
+                frames.update(trace)
         return cls(node_ops, account_types, sorted({frame_label(f) for f in frames}))
 
     def scoped(self, prefix: str, limit: int = 200) -> Iterator[tuple[str, str, str]]:
