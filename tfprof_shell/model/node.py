@@ -94,8 +94,7 @@ class ExecSource(Protocol):
         """The ExecStep of node ``key`` in ``step`` (it ran then)."""
 
 
-@dataclass(frozen=True)
-class LazyExecs:
+class LazyExecs(NamedTuple):
     """A node's records, still in its loader's ExecSource.
 
     ``steps`` are the steps the node ran in; ``totals`` sums each of the
