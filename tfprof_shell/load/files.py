@@ -44,7 +44,13 @@ def read_bytes(path: str, flag: str, entry: str = "", limit: int = MAX_INPUT_BYT
             raise LoadError("%s: file is too large (%d bytes; the limit is %d)"
                             % (at, st.st_size, limit))
         with open(path, "rb") as fh:
-            data = _read_limited(fh, limit, at)
+            if stat.S_ISREG(st.st_mode):
+                # One read to the end: Python sizes the buffer from the file.
+                data = fh.read()
+                if len(data) > limit:  # it grew since the check
+                    raise LoadError("%s: input is too large (over %d bytes)" % (at, limit))
+            else:
+                data = _read_limited(fh, limit, at)
     except FileNotFoundError:
         raise LoadError("%s: no such file" % at) from None
     except PermissionError:
