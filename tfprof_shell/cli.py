@@ -16,7 +16,7 @@ import sys
 from typing import Optional, Sequence, TextIO
 
 from . import __version__
-from .errors import EXIT_USAGE, UsageError, UserError
+from .errors import UsageError, UserError
 from .load import Inputs, split_paths
 from .options import OPTION_SPECS, Options, from_mapping
 

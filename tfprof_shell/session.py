@@ -9,7 +9,7 @@ changes :attr:`Session.options`; a failed command changes nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import Sequence
 
 from . import commands
 from .errors import RequestError

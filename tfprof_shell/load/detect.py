@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from ..errors import LoadError, UsageError
-from .xspace import host_name
 
 PROFILE = "profile"
 XPLANE = "xplane"
@@ -26,6 +25,15 @@ RIEGELI_SUFFIXES = (".xplane.riegeli", ".riegeli")
 JSON_SUFFIXES = (".json", ".json.gz")
 _RUNS_DIR = os.path.join("plugins", "profile")
 _STEP_IN_NAME = re.compile(r"(\d+)\D*$")
+
+
+def host_name(path: str) -> str:
+    """The host a ``<host>.xplane.pb`` file profiles, from its name (as TensorBoard names it)."""
+    base = os.path.basename(path)
+    for suffix in (".xplane.pb", ".xplane.pb.gz"):
+        if base.lower().endswith(suffix):
+            return base[:-len(suffix)]
+    return base
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,8 @@ from typing import Any, Optional, Sequence
 
 from ..model import ExecMemory, ExecStep, Frame, Model, Source
 from .records import CPU_DEVICE, GPU_DEVICE, add_exec, ps_to_micros
-from .xspace import Exec, Host, Line, host_name, parse_tf_op, read_xspace, time_origin
+from .detect import host_name
+from .xspace import Exec, Host, Line, parse_tf_op, read_xspace, time_origin
 
 
 class _Steps:

@@ -9,7 +9,6 @@ planes (kernels and the TF op each names), in picoseconds on one time axis.
 
 from __future__ import annotations
 
-import os
 import re
 import zlib
 from array import array
@@ -97,15 +96,6 @@ def time_origin(space: Any) -> tuple[int, int]:
                 if epoch and (not starts or max(starts) < epoch // 2):
                     return epoch, first
     return 0, first
-
-
-def host_name(path: str) -> str:
-    """The host a ``<host>.xplane.pb`` file profiles, from its name (as TensorBoard names it)."""
-    base = os.path.basename(path)
-    for suffix in (".xplane.pb", ".xplane.pb.gz"):
-        if base.lower().endswith(suffix):
-            return base[:-len(suffix)]
-    return base
 
 
 class _Stats:

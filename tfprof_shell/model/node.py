@@ -12,8 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, NamedTuple, Optional, Protocol
 
-from . import stats as S
-
 
 class Frame(NamedTuple):
     """One Python call-stack frame that created a node (outermost first)."""
