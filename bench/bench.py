@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Benchmark tfprof-shell against TensorFlow's C++ tfprof engine, side by side.
 
-For each profile, in separate processes and several runs each (medians):
+For each profile, in separate processes and several runs each (medians; our
+runs and the engine's take turns):
   * one-shot: a whole `tfprof --profile_path=P scope` process (start-up, load,
     first view), wall time and peak RSS;
   * session: load time, then the latency of each view command (first and
@@ -213,14 +214,26 @@ def bench_profile(name: str, path: str, runs: int, engine_py: str | None) -> lis
     ours_cmd = [sys.executable, "-m", "tfprof_shell", "--profile_path=" + path, "scope"]
     eng_cmd = [engine_py, ENGINE_DRIVER, "--profile_path=" + path, "scope"] if engine_py else None
     rows = []
-    one = [child_rss(ours_cmd) for _ in range(runs)]
-    eng_one = [child_rss(eng_cmd) for _ in range(runs)] if eng_cmd else []
+    # Ours and the engine take turns, so a slow spell of the machine hits both.
+    one: list[tuple[float, float]] = []
+    eng_one: list[tuple[float, float]] = []
+    for _ in range(runs):
+        one.append(child_rss(ours_cmd))
+        if eng_cmd:
+            eng_one.append(child_rss(eng_cmd))
     rows.append(_row("one-shot scope (process)", [w for w, _ in one], [w for w, _ in eng_one]))
     rows.append(_row("one-shot peak RSS (MB)", [r for _, r in one], [r for _, r in eng_one],
                      unit="MB"))
-    sess = [s for s in (_worker(sys.executable, "ours", path) for _ in range(runs)) if s]
-    eng = [e for e in (_worker(engine_py, "engine", path) for _ in range(runs)) if e] \
-        if engine_py else []
+    sess: list[dict] = []
+    eng: list[dict] = []
+    for _ in range(runs):
+        got = _worker(sys.executable, "ours", path)
+        if got:
+            sess.append(got)
+        if engine_py:
+            got = _worker(engine_py, "engine", path)
+            if got:
+                eng.append(got)
     if not sess:
         raise SystemExit("our worker failed on %s" % path)
     rows.append(_row("load", [s["load"] for s in sess], [e["load"] for e in eng]))
