@@ -64,15 +64,18 @@ class ViewNode:
 
     # -- the engine's total-statistics operations -----------------------------
 
-    def reset_total(self) -> None:
-        self.total = ZERO_TOTAL
-
-    def add_self_to_total(self) -> None:
-        t = self.total
-        self.total = (*map(add, t, self.self), t[S.DEFS] + 1)
+    def set_total(self, children: Sequence["ViewNode"]) -> None:
+        """Total = own statistics and one definition, plus the totals of ``children``."""
+        own = (*self.self, 1)
+        self.total = tuple(map(sum, zip(own, *[c.total for c in children]))) if children else own
 
     def aggregate(self, child: "ViewNode") -> None:
         self.total = tuple(map(add, self.total, child.total))
+
+
+def sum_totals(nodes: Sequence[ViewNode]) -> tuple[int, ...]:
+    """Element-wise sum of the nodes' totals (zeros for none)."""
+    return tuple(map(sum, zip(ZERO_TOTAL, *[n.total for n in nodes])))
 
 
 @dataclass

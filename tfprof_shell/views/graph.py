@@ -14,7 +14,7 @@ from ..engine.filter import Filter
 from ..engine.order import sort_stable
 from ..model import GraphNode, Model
 from ..options import Options
-from .base import GRAPH_PARENT, ROOT_NAME, ZERO_TOTAL, ViewNode, ViewResult
+from .base import GRAPH_PARENT, ROOT_NAME, ViewNode, ViewResult, sum_totals
 from .tree import to_display
 
 
@@ -60,11 +60,7 @@ class GraphView:
                 node.account = accounting.accounts_types(node.gnode.op_types)
                 if node.account:
                     node.kept = kept_children
-                    if kept_children:
-                        node.total = tuple(map(sum, zip((*node.self, 1),
-                                                        *[c.total for c in kept_children])))
-                    else:
-                        node.total = (*node.self, 1)
+                    node.set_total(kept_children)
                     kept.append(node)
                 else:
                     kept.extend(kept_children)
@@ -97,14 +93,10 @@ class GraphView:
                     shown_children = display(roots if node is root else node.kept, depth + 1,
                                              indent + 1 if show else indent, visited)
                 if show:
-                    if displayed_only:
-                        node.reset_total()
-                        node.add_self_to_total()
                     shown_children = sort_stable(shown_children, order_by)
                     node.show_children = shown_children
                     if displayed_only:
-                        for child in shown_children:
-                            node.aggregate(child)
+                        node.set_total(shown_children)
                     indents[id(node)] = indent
                     shown.append(node)
                 else:
@@ -115,7 +107,7 @@ class GraphView:
         reuse, self._accounted = key == self._accounted, None
         if not reuse:
             root.kept = account(root.children, set())
-            root.total = tuple(map(sum, zip(ZERO_TOTAL, *[n.total for n in root.kept])))
+            root.total = sum_totals(root.kept)
         roots = root.kept
         if not flt.start_is_all:
             roots = search(roots, set())

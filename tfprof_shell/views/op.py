@@ -12,7 +12,7 @@ from ..engine.filter import Filter
 from ..engine.order import sort_list_view
 from ..model import Model
 from ..options import Options
-from .base import ROOT_NAME, DisplayNode, ViewNode, ViewResult
+from .base import ROOT_NAME, DisplayNode, ViewNode, ViewResult, sum_totals
 
 
 class OpView:
@@ -38,15 +38,12 @@ class OpView:
         accounting = Accounting(opts.account_type_regexes)
         flt = Filter(opts, "op")
         root = self.root
-        root.reset_total()
         for entry in self.entries:
             snapshot(entry, accounting, step)
-            entry.reset_total()
-            entry.add_self_to_total()
+            entry.set_total(())
         ordered = sort_list_view(list(self.entries), opts.order_by)
         accounted = chain([e for e in ordered if e.account])
-        if accounted:
-            root.aggregate(accounted[0])
+        root.total = sum_totals(accounted[:1])
 
         start = 0
         if opts.start_name_regexes and not flt.start_is_all:
@@ -60,12 +57,9 @@ class OpView:
                 shown.append(entry)
         if opts.account_displayed_op_only:
             for entry in shown:
-                entry.reset_total()
-                entry.add_self_to_total()
+                entry.set_total(())
             chain(shown)
-            root.reset_total()
-            if shown:
-                root.aggregate(shown[0])
+            root.total = sum_totals(shown[:1])
         rows = [display_entry(e, 1) for e in shown]
         top = DisplayNode(ROOT_NAME, 0, False, root.self, tuple(root.total), rows)
         return ViewResult("op", opts, top, model=self.model)

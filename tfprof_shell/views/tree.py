@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from ..engine.filter import Filter
-from .base import ZERO_TOTAL, DisplayNode, ViewNode
+from .base import ZERO_TOTAL, DisplayNode, ViewNode, sum_totals
 
 
 def show_tree(root: ViewNode, reaccount: Optional[Callable[[ViewNode], bool]], flt: Filter,
@@ -26,7 +26,7 @@ def show_tree(root: ViewNode, reaccount: Optional[Callable[[ViewNode], bool]], f
     """
     if reaccount is not None:
         root.kept = account_tree(root.children, reaccount)
-        root.total = tuple(map(sum, zip(ZERO_TOTAL, *[n.total for n in root.kept])))
+        root.total = sum_totals(root.kept)
     roots = root.kept
     if not flt.start_is_all:
         roots = search_roots(roots, flt.start)
@@ -47,12 +47,7 @@ def account_tree(nodes: list[ViewNode], reaccount: Callable[[ViewNode], bool]) -
         node.account = reaccount(node)
         if node.account or kept_children:
             node.kept = kept_children
-            # The node's own statistics plus one definition, plus its kept children's totals.
-            if kept_children:
-                node.total = tuple(map(sum, zip((*node.self, 1),
-                                                *[c.total for c in kept_children])))
-            else:
-                node.total = (*node.self, 1)
+            node.set_total(kept_children)
             kept.append(node)
         else:
             node.total = ZERO_TOTAL
@@ -109,14 +104,10 @@ def print_tree(nodes: list[ViewNode], flt: Filter, depth: int, indent: int,
                                         child_indent, root, roots, sort, displayed_only,
                                         code_rules, displays)
         if show:
-            if displayed_only and not code_rules:
-                node.reset_total()
-                node.add_self_to_total()
             shown_children = sort(shown_children)
             node.show_children = shown_children
             if displayed_only and not code_rules:
-                for child in shown_children:
-                    node.aggregate(child)
+                node.set_total(shown_children)
             displays[id(node)] = _freeze(node, indent,
                                          [displays[id(c)] for c in shown_children], code_rules)
             shown.append(node)
