@@ -9,6 +9,7 @@ from tfprof_shell.model import stats as S
 from tfprof_shell.model.node import ZERO_VALUES, LazyExecs
 from tfprof_shell.proto import tfprof_log_pb2
 
+from broken.wirebytes import field_bytes
 from conftest import sample
 
 
@@ -49,20 +50,9 @@ def _profile_bytes(*node_parts: bytes) -> bytes:
     node = tfprof_log_pb2.ProfileNode()
     node.MergeFromString(b"".join(node_parts))
     assert len(node.execs) >= 1
-    node_bytes = b"".join(node_parts)
-    # nodes map entry {key: 1, value: node_bytes}, written by hand to keep duplicates.
-    entry = b"\x08\x01\x12" + _varint(len(node_bytes)) + node_bytes
-    return b"\x0a" + _varint(len(entry)) + entry + b"\x18\x00"  # steps: [0]
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = n & 0x7F
-        n >>= 7
-        out.append(byte | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
+    # nodes map entry {key: 1, value: the parts}, written by hand to keep duplicates.
+    entry = b"\x08\x01" + field_bytes(2, b"".join(node_parts))
+    return field_bytes(1, entry) + b"\x18\x00"  # steps: [0]
 
 
 def _node(step: int, run_count: int, times: list[list[int]], requested: int) -> bytes:
@@ -116,7 +106,7 @@ def test_a_map_entry_without_its_key_is_refused(tmp_path) -> None:
 
     node = _node(0, 1, [[100, 7]], 10)
     entry_without_key = b"\x10\x05"  # InputsEntry{value: 5}
-    bad = node + b"\x12" + _varint(len(entry_without_key)) + entry_without_key
+    bad = node + field_bytes(2, entry_without_key)
     with pytest.raises(LoadError, match="inputs map entry lacks its key or value"):
         _load(tmp_path, _profile_bytes(bad))
 

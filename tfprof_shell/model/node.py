@@ -108,10 +108,11 @@ class LazyExecs(NamedTuple):
     accelerator_persistent: bool = True
 
 
-def _c_div(a: int, b: int) -> int:
-    """C++ integer division (truncates toward zero)."""
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
+def _average(sums: tuple[int, ...], n: int) -> tuple[int, ...]:
+    """``sums`` divided by a step count ``n`` > 0 as C++ divides (truncating toward zero)."""
+    if n == 1:
+        return sums
+    return tuple([v // n if v >= 0 else -(-v // n) for v in sums])
 
 
 class GraphNode:
@@ -335,10 +336,7 @@ class GraphNode:
                 values = (lazy.source.step_values(lazy.key, step) if step in lazy.steps
                           else ZERO_VALUES)
             else:
-                n = len(lazy.steps)
-                # C++ division truncates toward zero.
-                values = lazy.totals if n == 1 else tuple(
-                    [v // n if v >= 0 else -(-v // n) for v in lazy.totals])
+                values = _average(lazy.totals, len(lazy.steps))
         else:
             execs = self._execs
             ran = bool(execs)
@@ -348,12 +346,8 @@ class GraphNode:
                 rec = execs.get(step)
                 values = rec.values() if rec is not None else ZERO_VALUES
             else:
-                sums = [0] * 8
-                for rec in execs.values():
-                    for i, v in enumerate(rec.values()):
-                        sums[i] += v
-                n = len(execs)
-                values = tuple(_c_div(v, n) for v in sums)
+                sums = tuple(map(sum, zip(*(rec.values() for rec in execs.values()))))
+                values = _average(sums, len(execs))
         float_ops = self.float_ops * values[0] if ran else self.float_ops
         result = values + (self.parameters, float_ops)
         self._stats[step] = result
