@@ -91,6 +91,16 @@ def no_reload() -> Model:
     raise AssertionError("a view read a detailed record: it must not need the inputs")
 
 
+def packed_counting_reloads(inputs: Inputs) -> tuple[Model, list[int]]:
+    """A packed model of ``inputs`` whose reloads append to the returned list."""
+    reloads: list[int] = []
+
+    def reload() -> Model:
+        reloads.append(1)
+        return load_model(inputs)
+    return unpack_model(pack_model(load_model(inputs)), reload), reloads
+
+
 def run(model: Model, line: str) -> str:
     return Session(model).execute(line).text
 
@@ -150,13 +160,8 @@ def test_code_view_pprof_is_identical(tmp_path):
                                    "tf2/custom_loop", "timeline/mlp"])
 def test_advise_is_identical_and_reloads_at_most_once(routes, route):
     inputs = routes[route]
-    reloads = []
-
-    def reload() -> Model:
-        reloads.append(1)
-        return load_model(inputs)
     loaded = load_model(inputs)
-    packed = unpack_model(pack_model(load_model(inputs)), reload)
+    packed, reloads = packed_counting_reloads(inputs)
     assert run(packed, "advise") == run(loaded, "advise")
     assert run(packed, "advise") == run(loaded, "advise")
     assert len(reloads) <= 1
@@ -168,13 +173,8 @@ def test_advise_is_identical_and_reloads_at_most_once(routes, route):
                                    "pytorch"])
 def test_timelines_come_from_one_reload(routes, route, tmp_path):
     inputs = routes[route]
-    reloads = []
-
-    def reload() -> Model:
-        reloads.append(1)
-        return load_model(inputs)
     loaded = load_model(inputs)
-    packed = unpack_model(pack_model(load_model(inputs)), reload)
+    packed, reloads = packed_counting_reloads(inputs)
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     for view in ("scope", "graph") + (("code",) if loaded.has_trace else ()):
