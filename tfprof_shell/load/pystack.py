@@ -45,68 +45,54 @@ class Line:
 class StackStream:
     """The open frames of one thread, followed while its events are read in start order.
 
-    Frames are pushed as they come (:meth:`push`); :meth:`ask` notes a time whose
-    stack is wanted. A time's stack is taken once every frame starting by then has
-    been pushed, i.e. at the first later frame (or :meth:`close`). This is the
-    same stack discipline as :func:`_sweep`, so both give the same answers.
-    ``ok`` turns False if events arrive out of start order.
+    The reader pushes frames onto ``ends`` / ``frames`` itself (popping those
+    that ended by the new frame's start, counting pushes) and appends the times
+    whose stack is wanted to ``pending``; :meth:`resolve` takes those stacks
+    once every frame starting by then has been pushed, i.e. before the first
+    later frame (and :meth:`close` at the end). This is the stack discipline of
+    :func:`_sweep`, so both give the same answers.
     """
 
-    __slots__ = ("ends", "frames", "pending", "last", "snap", "out", "ok")
+    __slots__ = ("ends", "frames", "pending", "out", "_snap", "_pushes")
 
     def __init__(self) -> None:
         self.ends: list[int] = []
         self.frames: list[Frame] = []
         self.pending: list[int] = []
-        self.last = -1 << 62
-        self.snap: Optional[tuple[Frame, ...]] = ()
         self.out: dict[int, tuple[Frame, ...]] = {}
-        self.ok = True
+        self._snap: tuple[Frame, ...] = ()
+        self._pushes = 0
 
-    def push(self, start: int, end: int, frame: Frame) -> None:
-        """A frame, in start order."""
-        if start < self.last:
-            self.ok = False
-            return
-        self.last = start
-        if self.pending and self.pending[0] < start:
-            self._resolve(start)
-        ends, frames = self.ends, self.frames
-        while ends and ends[-1] <= start:
-            ends.pop()
-            frames.pop()
-        ends.append(end)
-        frames.append(frame)
-        self.snap = None
-
-    def ask(self, t: int) -> None:
-        """Want the stack at ``t`` (not before the last frame pushed)."""
-        if t < self.last:
-            self.ok = False
-        elif not self.pending or self.pending[-1] != t:
-            self.pending.append(t)
-
-    def _resolve(self, before: Optional[int]) -> None:
-        ends, frames, out = self.ends, self.frames, self.out
+    def resolve(self, before: Optional[int], pushes: int) -> None:
+        """Take the stacks of the pending times before ``before`` (all if None);
+        ``pushes`` is how many frames were pushed so far."""
+        ends, frames, out, pending = self.ends, self.frames, self.out, self.pending
+        snap = self._snap if pushes == self._pushes else None
         keep = []
-        for t in self.pending:
+        for t in pending:
             if before is not None and t >= before:
                 keep.append(t)
                 continue
             while ends and ends[-1] <= t:
                 ends.pop()
                 frames.pop()
-                self.snap = None
-            if self.snap is None:
-                self.snap = tuple(frames)
-            out[t] = self.snap
-        self.pending = keep
+                snap = None
+            if snap is None:
+                snap = tuple(frames)
+            out[t] = snap
+        if snap is not None:
+            self._snap, self._pushes = snap, pushes
+        else:
+            self._pushes = -1
+        pending[:] = keep
 
-    def close(self) -> Optional[dict[int, tuple[Frame, ...]]]:
-        """The stacks asked for; None if the line was not in start order."""
-        if not self.ok:
+    def close(self, in_order: bool, pushes: int) -> Optional[dict[int, tuple[Frame, ...]]]:
+        """The stacks asked for; None if the line was not read in start order."""
+        if not in_order:
             return None
-        self._resolve(None)
+        if not pushes:  # no frames: nothing will be asked of this line
+            return {}
+        self.resolve(None, pushes)
         return self.out
 
 

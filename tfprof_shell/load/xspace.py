@@ -202,44 +202,66 @@ class Host:
             line = Line()
             base = (self.shift_ns + xline.timestamp_ns) * 1000
             stream = StackStream()
-            push, ask = stream.push, stream.ask
+            ends, stack, pending = stream.ends, stream.frames, stream.pending
+            resolve = stream.resolve
             ops = line.ops
             n_frames = 0
+            last = -1 << 62  # the latest start seen; events come in start order
+            in_order = True
             for ev in xline.events:
                 md_id = ev.metadata_id
                 frame = frame_of(md_id)
                 if frame is not None:
                     start = base + ev.offset_ps
-                    push(start, start + ev.duration_ps, frame)
+                    if start < last:
+                        in_order = False
+                    last = start
+                    if pending and pending[0] < start:
+                        resolve(start, n_frames)
+                    while ends and ends[-1] <= start:
+                        ends.pop()
+                        stack.pop()
+                    ends.append(start + ev.duration_ps)
+                    stack.append(frame)
                     n_frames += 1
                     continue
                 kind = kind_of(md_id, _OTHER)
                 if kind == _OTHER:
                     if ev.stats:
-                        self._read_marks(ev, wanted, base, line, ask)
-                elif kind == _OP:
-                    start = base + ev.offset_ps
+                        start = self._read_marks(ev, wanted, base, line)
+                        if start is not None:  # an executor id: may be asked for
+                            if start < last:
+                                in_order = False
+                            last = start
+                            if not pending or pending[-1] != start:
+                                pending.append(start)
+                    continue
+                if kind == _PY:
+                    continue  # a C function: not a frame
+                start = base + ev.offset_ps
+                # this start may be asked for its Python stack (see _host_runs)
+                if start < last:
+                    in_order = False
+                last = start
+                if not pending or pending[-1] != start:
+                    pending.append(start)
+                if kind == _OP:
                     dur = ev.duration_ps
                     name, op = payloads[md_id]
                     ops.append([start, start + dur, name, op, dur])
-                    ask(start)
-                elif kind == _PY:
-                    continue  # a C function: not a frame
-                else:
-                    start = base + ev.offset_ps
-                    end = start + ev.duration_ps
-                    ask(start)
-                    if kind == _EAGER_KERNEL:
-                        line.kernels.append((start, end))
-                    elif kind == _EAGER:
-                        st = stats.pick(ev, eager_stats)
-                        op = st.get("eager_op")
-                        if op and not st.get("is_func"):
-                            line.eagers.append((start, end, str(op)))
-                    elif kind == _MEMORY:
-                        self.memory.append((start, payloads[md_id], stats.of(ev)))
+                    continue
+                end = start + ev.duration_ps
+                if kind == _EAGER_KERNEL:
+                    line.kernels.append((start, end))
+                elif kind == _EAGER:
+                    st = stats.pick(ev, eager_stats)
+                    op = st.get("eager_op")
+                    if op and not st.get("is_func"):
+                        line.eagers.append((start, end, str(op)))
+                elif kind == _MEMORY:
+                    self.memory.append((start, payloads[md_id], stats.of(ev)))
             line.n_frames = n_frames
-            line.snapshots = stream.close()
+            line.snapshots = stream.close(in_order, n_frames)
             self.lines.append(line)
             xlines.append((plane, xline))
 
@@ -276,11 +298,12 @@ class Host:
             starts.append([o[0] for o in line.ops] + [r[0] for r in line.runs])
         attach_traces(self.lines, starts, lambda i: self._reread_frames(xlines, i))
 
-    def _read_marks(self, ev: Any, wanted: dict[int, str], base: int, line: Line,
-                    ask: Any) -> None:
+    def _read_marks(self, ev: Any, wanted: dict[int, str], base: int,
+                    line: Line) -> Optional[int]:
+        """Note a step marker or executor id; the start of an id event, else None."""
         found = {wanted[st.metadata_id]: st for st in ev.stats if st.metadata_id in wanted}
         if not found:
-            return
+            return None
         start = base + ev.offset_ps
         end = start + ev.duration_ps
         step = found.get("step_num")
@@ -289,7 +312,8 @@ class Host:
         elif "id" in found:
             st = found["id"]
             line.ids.append((start, end, st.int64_value or st.uint64_value))
-            ask(start)
+            return start
+        return None
 
     def _read_device(self, plane: Any, gpu: int) -> None:
         stats = _Stats(plane)
