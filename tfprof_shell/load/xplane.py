@@ -31,8 +31,9 @@ from __future__ import annotations
 from bisect import bisect_right
 from typing import Any, Optional, Sequence
 
-from ..model import ExecMemory, ExecStep, Model, Source
-from .records import CPU_DEVICE, GPU_DEVICE, add_exec, ps_to_micros
+from ..model import ExecMemory, ExecStep, GraphNode, Model, Source
+from .records import CPU_DEVICE, GPU_DEVICE
+from .runmeta import host_device_of, is_accelerator_stream, is_canonical_device
 from .detect import host_name
 from .pystack import stacks as _stacks  # noqa: F401 - tests check it directly
 from .xspace import Exec, Host, parse_tf_op, read_xspace, time_origin
@@ -112,6 +113,70 @@ def _add_memory(model: Model, host: Host, steps: _Steps, default: Optional[int],
         rec.memory_execs.append(mem)
 
 
+class _Device:
+    """How the engine's rules treat records on one device (see .runmeta)."""
+
+    __slots__ = ("canonical", "host", "stream")
+
+    def __init__(self, dev: str) -> None:
+        self.canonical = is_canonical_device(dev)
+        self.host = host_device_of(dev) if self.canonical else ""
+        self.stream = is_accelerator_stream(dev)
+
+
+def _add_execs(model: Model, execs: Sequence[Exec], ref_ps: int) -> int:
+    """:func:`.records.add_exec` for each execution with a step, in order; returns
+    how many had no step. Same rules, with each device classified once."""
+    nodes, steps = model.nodes, model.steps
+    devices: dict[str, _Device] = {}
+    left_out = 0
+    for ex in execs:
+        step = ex.step
+        if step is None:
+            left_out += 1
+            continue
+        if step not in steps:
+            steps.append(step)
+            steps.sort()
+        name, dev = ex.name, ex.device
+        node = nodes.get(name)
+        if node is None:
+            node = nodes[name] = GraphNode(name, ex.op, len(nodes))
+        if ex.trace and node.trace is None:
+            node.trace = ex.trace
+            model.has_trace = True
+        kind = devices.get(dev)
+        if kind is None:
+            kind = devices[dev] = _Device(dev)
+        if kind.canonical:
+            if node.canonical_device:
+                if node.canonical_device != dev:
+                    continue  # the engine drops records from a second canonical device
+            else:
+                node.canonical_device = dev
+                node.host_device = kind.host
+                node.op_types.add(dev)
+        execs_of = node.execs
+        rec = execs_of.get(step)
+        if rec is None:
+            rec = execs_of[step] = ExecStep()
+        rec.devices.add(dev)
+        start = (ref_ps + ex.start) // 1_000_000
+        if start <= 0:
+            continue
+        rec.all_start_micros = min(rec.all_start_micros, start) if rec.all_start_micros > 0 \
+            else start
+        dur = (ex.dur + 500_000) // 1_000_000 or 1  # ps_to_micros; 0us rounds up to 1us
+        if rec.latest_end_micros < start + dur:
+            rec.latest_end_micros = start + dur
+        if kind.stream:
+            rec.accelerator_execs.setdefault(dev, []).append((start, dur))
+        elif kind.canonical:
+            rec.cpu_execs.setdefault(dev, []).append((start, dur))
+            rec.run_count += 1
+    return left_out
+
+
 def model_from_hosts(hosts: Sequence[Host], ref_ns: int, source: Source) -> Model:
     """Build a Model from hosts read onto one time axis (picoseconds after ``ref_ns``)."""
     model = Model(source)
@@ -136,12 +201,7 @@ def model_from_hosts(hosts: Sequence[Host], ref_ns: int, source: Source) -> Mode
                     ex.step = steps.last_started(ex.start)
             execs.append(ex)
     execs.sort(key=lambda e: (e.start, e.name))
-    for ex in execs:
-        if ex.step is None:
-            left_out += 1
-            continue
-        add_exec(model, ex.step, ex.device, ex.name, ex.op, (ref_ps + ex.start) // 1_000_000,
-                 ps_to_micros(ex.dur), ex.trace)
+    left_out = _add_execs(model, execs, ref_ps)
     for host in hosts:
         if host.xla is not None:
             host.xla.apply(model, host.index)
