@@ -46,7 +46,8 @@ class StackStream:
     """The open frames of one thread, followed while its events are read in start order.
 
     The reader pushes frames onto ``ends`` / ``frames`` itself (popping those
-    that ended by the new frame's start, counting pushes) and appends the times
+    that ended by the new frame's start, counting pushes; both start with a
+    sentinel entry that never ends) and appends the times
     whose stack is wanted to ``pending``; :meth:`resolve` takes those stacks
     once every frame starting by then has been pushed, i.e. before the first
     later frame (and :meth:`close` at the end). This is the stack discipline of
@@ -56,8 +57,9 @@ class StackStream:
     __slots__ = ("ends", "frames", "pending", "out", "_snap", "_pushes")
 
     def __init__(self) -> None:
-        self.ends: list[int] = []
-        self.frames: list[Frame] = []
+        # a bottom entry that never ends, so popping needs no emptiness test
+        self.ends: list[int] = [1 << 62]
+        self.frames: list[Any] = [None]
         self.pending: list[int] = []
         self.out: dict[int, tuple[Frame, ...]] = {}
         self._snap: tuple[Frame, ...] = ()
@@ -73,12 +75,12 @@ class StackStream:
             if before is not None and t >= before:
                 keep.append(t)
                 continue
-            while ends and ends[-1] <= t:
+            while ends[-1] <= t:
                 ends.pop()
                 frames.pop()
                 snap = None
             if snap is None:
-                snap = tuple(frames)
+                snap = tuple(frames[1:])
             out[t] = snap
         if snap is not None:
             self._snap, self._pushes = snap, pushes

@@ -39,6 +39,7 @@ _TF_OP = re.compile(r"([A-Za-z0-9.][A-Za-z0-9_./>-]*):([A-Z_][A-Za-z0-9_]*)")
 _PY_FRAME = re.compile(r"\$(.+?):(\d+) (.*)")
 _GZIP = b"\x1f\x8b"
 
+_NEVER = 1 << 62
 # Event kinds on host lines, decided once per event metadata.
 _OP, _PY, _EAGER, _EAGER_KERNEL, _MEMORY, _OTHER = range(6)
 
@@ -208,6 +209,7 @@ class Host:
             n_frames = 0
             last = -1 << 62  # the latest start seen; events come in start order
             in_order = True
+            first_pending = _NEVER  # the earliest time in pending
             for ev in xline.events:
                 md_id = ev.metadata_id
                 frame = frame_of(md_id)
@@ -216,9 +218,10 @@ class Host:
                     if start < last:
                         in_order = False
                     last = start
-                    if pending and pending[0] < start:
+                    if start > first_pending:
                         resolve(start, n_frames)
-                    while ends and ends[-1] <= start:
+                        first_pending = pending[0] if pending else _NEVER
+                    while ends[-1] <= start:  # ends[0] is a sentinel that never ends
                         ends.pop()
                         stack.pop()
                     ends.append(start + ev.duration_ps)
@@ -233,7 +236,10 @@ class Host:
                             if start < last:
                                 in_order = False
                             last = start
-                            if not pending or pending[-1] != start:
+                            if not pending:
+                                first_pending = start
+                                pending.append(start)
+                            elif pending[-1] != start:
                                 pending.append(start)
                     continue
                 if kind == _PY:
@@ -243,7 +249,10 @@ class Host:
                 if start < last:
                     in_order = False
                 last = start
-                if not pending or pending[-1] != start:
+                if not pending:
+                    first_pending = start
+                    pending.append(start)
+                elif pending[-1] != start:
                     pending.append(start)
                 if kind == _OP:
                     dur = ev.duration_ps
