@@ -28,14 +28,15 @@ Several files (hosts) load together; node names then start with the host.
 
 from __future__ import annotations
 
-from array import array
 from bisect import bisect_right
 from typing import Any, Optional, Sequence
 
-from ..model import ExecMemory, ExecStep, Frame, Model, Source
-from .records import CPU_DEVICE, GPU_DEVICE, add_exec, ps_to_micros
+from ..model import ExecMemory, ExecStep, GraphNode, Model, Source
+from .records import CPU_DEVICE, GPU_DEVICE
+from .runmeta import host_device_of, is_accelerator_stream, is_canonical_device
 from .detect import host_name
-from .xspace import Exec, Host, Line, parse_tf_op, read_xspace, time_origin
+from .pystack import stacks as _stacks  # noqa: F401 - tests check it directly
+from .xspace import Exec, Host, parse_tf_op, read_xspace, time_origin
 
 
 class _Steps:
@@ -63,145 +64,21 @@ class _Steps:
         return self.markers[i][2] if i >= 0 else None
 
 
-def _subtract_nested(ops: list[list[Any]]) -> None:
-    """Each op's self time: its duration minus the TF ops directly inside it."""
-    ops.sort(key=lambda o: (o[0], -o[1]))
-    stack: list[list[Any]] = []
-    for op in ops:
-        while stack and stack[-1][1] <= op[0]:
-            stack.pop()
-        if stack and op[1] <= stack[-1][1]:
-            stack[-1][4] -= op[1] - op[0]
-        stack.append(op)
-
-
-def _eager_execs(line: Line) -> list[tuple[int, int, str]]:
-    """(start, duration, op type) of the eager ops that ran no TF-op events inside."""
-    kernels = sorted(line.kernels)
-    k_starts = [k[0] for k in kernels]
-    op_starts = [o[0] for o in line.ops]  # sorted by _subtract_nested
-    out = []
-    for start, end, op in line.eagers:
-        i = bisect_right(op_starts, start)
-        if i < len(op_starts) and op_starts[i] < end:
-            continue
-        j = bisect_right(k_starts, start - 1)
-        if j < len(kernels) and kernels[j][1] <= end:
-            out.append((kernels[j][0], kernels[j][1] - kernels[j][0], op))
-        else:
-            out.append((start, end - start, op))
-    return out
-
-
-_BLOCK = 1024
-
-
-def _stacks(line: Line, times: set[int]) -> dict[int, list[Frame]]:
-    """The Python frames open at each of ``times`` on one thread (outermost first).
-
-    Frames are sorted by start; a frame is open at t if it started by t and ends
-    after it. Few look-ups scan backwards, skipping blocks of frames that all
-    ended by t; many look-ups sweep the thread once.
-    """
-    starts, ends, frames = line.f_start, line.f_end, line.f_frame
-    n = len(starts)
-    if not line.f_sorted:
-        order = sorted(range(n), key=lambda i: (starts[i], -ends[i]))
-        starts = array("q", (starts[i] for i in order))
-        ends = array("q", (ends[i] for i in order))
-        frames = [frames[i] for i in order]
-    if len(times) * (n // _BLOCK + 8 * _BLOCK) >= n:
-        return _sweep(starts, ends, frames, times)
-    block_max = [max(ends[k:k + _BLOCK]) for k in range(0, n, _BLOCK)]
-    out: dict[int, list[Frame]] = {}
-    for t in times:
-        found = []
-        i = bisect_right(starts, t) - 1
-        while i >= 0:
-            if block_max[i // _BLOCK] <= t:
-                i = (i // _BLOCK) * _BLOCK - 1
-                continue
-            if ends[i] > t:
-                found.append(frames[i])
-            i -= 1
-        found.reverse()
-        out[t] = found
-    return out
-
-
-def _sweep(starts: Sequence[int], ends: Sequence[int], frames: Sequence[Frame],
-           times: set[int]) -> dict[int, list[Frame]]:
-    out: dict[int, list[Frame]] = {}
-    stack: list[int] = []
-    j, n = 0, len(starts)
-    for t in sorted(times):
-        while j < n and starts[j] <= t:
-            while stack and ends[stack[-1]] <= starts[j]:
-                stack.pop()
-            stack.append(j)
-            j += 1
-        while stack and ends[stack[-1]] <= t:
-            stack.pop()
-        out[t] = [frames[k] for k in stack]
-    return out
-
-
-def _containing_id(ids: list[tuple[int, int, int]], starts: list[int], t: int) -> Optional[int]:
-    i = bisect_right(starts, t) - 1
-    for k in range(i, max(i - 8, -1), -1):  # executor events barely nest
-        if ids[k][1] > t:
-            return ids[k][2]
-    return None
-
-
-def _attach_traces(host: Host, execs_by_line: list[list[Exec]]) -> None:
-    """Give each host execution the Python stack that was running it."""
-    py_lines = [i for i, line in enumerate(host.lines) if line.f_frame]
-    if not py_lines:
-        return
-    anchors: dict[int, tuple[int, int]] = {}
-    for i in py_lines:
-        for start, _, ident in host.lines[i].ids:
-            anchors.setdefault(ident, (i, start))
-    wanted: dict[int, list[tuple[Exec, int]]] = {i: [] for i in py_lines}
-    for i, execs in enumerate(execs_by_line):
-        line = host.lines[i]
-        ids = sorted(line.ids)
-        starts = [x[0] for x in ids]
-        for ex in execs:
-            if line.f_frame:
-                wanted[i].append((ex, ex.start))
-                continue
-            found = _containing_id(ids, starts, ex.start)
-            anchor = anchors.get(found) if found is not None else None
-            if anchor is not None:
-                wanted[anchor[0]].append((ex, anchor[1]))
-            elif len(py_lines) == 1:
-                wanted[py_lines[0]].append((ex, ex.start))
-    for i, pairs in wanted.items():
-        stacks = _stacks(host.lines[i], {t for _, t in pairs})
-        for ex, t in pairs:
-            ex.trace = stacks[t] or None
-
-
 def _host_execs(host: Host) -> list[Exec]:
     cpu = CPU_DEVICE % host.index
-    per_line: list[list[Exec]] = []
+    out: list[Exec] = []
+    prefix, gpu_of = host.prefix, host.gpu_of
     for line in host.lines:
-        _subtract_nested(line.ops)
-        execs = []
+        traces = line.traces
         for start, _, name, op, self_ps in line.ops:
-            name = host.prefix + name
-            gpu = host.gpu_of.get(name)
+            name = prefix + name
+            gpu = gpu_of.get(name)
             device = cpu if gpu is None else GPU_DEVICE % (host.index, gpu)
-            execs.append(Exec(start, self_ps, name, op, device))
-        for start, dur, op in _eager_execs(line):
-            execs.append(Exec(start, dur, host.prefix + op, op, cpu))
-        per_line.append(execs)
-    _attach_traces(host, per_line)
-    for line in host.lines:  # the frames are no longer needed
-        line.f_start, line.f_end, line.f_frame = array("q"), array("q"), []
-    return [ex for execs in per_line for ex in execs]
+            out.append(Exec(start, self_ps, name, op, device, None, traces.get(start)))
+        for start, dur, op in line.runs:
+            out.append(Exec(start, dur, prefix + op, op, cpu, None, traces.get(start)))
+        line.traces = {}
+    return out
 
 
 def _add_memory(model: Model, host: Host, steps: _Steps, default: Optional[int],
@@ -236,6 +113,70 @@ def _add_memory(model: Model, host: Host, steps: _Steps, default: Optional[int],
         rec.memory_execs.append(mem)
 
 
+class _Device:
+    """How the engine's rules treat records on one device (see .runmeta)."""
+
+    __slots__ = ("canonical", "host", "stream")
+
+    def __init__(self, dev: str) -> None:
+        self.canonical = is_canonical_device(dev)
+        self.host = host_device_of(dev) if self.canonical else ""
+        self.stream = is_accelerator_stream(dev)
+
+
+def _add_execs(model: Model, execs: Sequence[Exec], ref_ps: int) -> int:
+    """:func:`.records.add_exec` for each execution with a step, in order; returns
+    how many had no step. Same rules, with each device classified once."""
+    nodes, steps = model.nodes, model.steps
+    devices: dict[str, _Device] = {}
+    left_out = 0
+    for ex in execs:
+        step = ex.step
+        if step is None:
+            left_out += 1
+            continue
+        if step not in steps:
+            steps.append(step)
+            steps.sort()
+        name, dev = ex.name, ex.device
+        node = nodes.get(name)
+        if node is None:
+            node = nodes[name] = GraphNode(name, ex.op, len(nodes))
+        if ex.trace and node.trace is None:
+            node.trace = ex.trace
+            model.has_trace = True
+        kind = devices.get(dev)
+        if kind is None:
+            kind = devices[dev] = _Device(dev)
+        if kind.canonical:
+            if node.canonical_device:
+                if node.canonical_device != dev:
+                    continue  # the engine drops records from a second canonical device
+            else:
+                node.canonical_device = dev
+                node.host_device = kind.host
+                node.op_types.add(dev)
+        execs_of = node.execs
+        rec = execs_of.get(step)
+        if rec is None:
+            rec = execs_of[step] = ExecStep()
+        rec.devices.add(dev)
+        start = (ref_ps + ex.start) // 1_000_000
+        if start <= 0:
+            continue
+        rec.all_start_micros = min(rec.all_start_micros, start) if rec.all_start_micros > 0 \
+            else start
+        dur = (ex.dur + 500_000) // 1_000_000 or 1  # ps_to_micros; 0us rounds up to 1us
+        if rec.latest_end_micros < start + dur:
+            rec.latest_end_micros = start + dur
+        if kind.stream:
+            rec.accelerator_execs.setdefault(dev, []).append((start, dur))
+        elif kind.canonical:
+            rec.cpu_execs.setdefault(dev, []).append((start, dur))
+            rec.run_count += 1
+    return left_out
+
+
 def model_from_hosts(hosts: Sequence[Host], ref_ns: int, source: Source) -> Model:
     """Build a Model from hosts read onto one time axis (picoseconds after ``ref_ns``)."""
     model = Model(source)
@@ -260,12 +201,7 @@ def model_from_hosts(hosts: Sequence[Host], ref_ns: int, source: Source) -> Mode
                     ex.step = steps.last_started(ex.start)
             execs.append(ex)
     execs.sort(key=lambda e: (e.start, e.name))
-    for ex in execs:
-        if ex.step is None:
-            left_out += 1
-            continue
-        add_exec(model, ex.step, ex.device, ex.name, ex.op, (ref_ps + ex.start) // 1_000_000,
-                 ps_to_micros(ex.dur), ex.trace)
+    left_out = _add_execs(model, execs, ref_ps)
     for host in hosts:
         if host.xla is not None:
             host.xla.apply(model, host.index)

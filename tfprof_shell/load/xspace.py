@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import re
 import zlib
-from array import array
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
 from ..errors import LoadError
 from ..model import Frame
 from ..proto import xplane_pb2
 from .files import parse_binary, read_bytes
+from .pystack import Line, StackStream, attach_traces, eager_execs, subtract_nested
 from .records import GPU_STREAM_ALL
 
 if TYPE_CHECKING:
@@ -39,6 +39,7 @@ _TF_OP = re.compile(r"([A-Za-z0-9.][A-Za-z0-9_./>-]*):([A-Z_][A-Za-z0-9_]*)")
 _PY_FRAME = re.compile(r"\$(.+?):(\d+) (.*)")
 _GZIP = b"\x1f\x8b"
 
+_NEVER = 1 << 62
 # Event kinds on host lines, decided once per event metadata.
 _OP, _PY, _EAGER, _EAGER_KERNEL, _MEMORY, _OTHER = range(6)
 
@@ -120,6 +121,17 @@ class _Stats:
                     out[name] = self.value(st)
         return out
 
+    def pick(self, event: Any, ids: dict[int, str]) -> dict[str, Any]:
+        """The stats of :meth:`of` whose metadata ids are in ``ids`` (id -> name)."""
+        out: dict[str, Any] = {}
+        md = self.md.get(event.metadata_id)
+        for stats in ((md.stats if md is not None else ()), event.stats):
+            for st in stats:
+                name = ids.get(st.metadata_id)
+                if name:
+                    out[name] = self.value(st)
+        return out
+
     def value(self, st: Any) -> Any:
         which = st.WhichOneof("value")
         if which == "ref_value":
@@ -133,21 +145,6 @@ class _Stats:
                     return raw
             return raw.decode("utf-8", "replace")
         return getattr(st, which) if which else None
-
-
-@dataclass
-class Line:
-    """What one host thread recorded, in absolute picoseconds."""
-
-    ops: list[list[Any]] = field(default_factory=list)  # [start, end, name, type, self_ps]
-    #: Python-tracer frames, as parallel arrays (there can be millions).
-    f_start: "array[int]" = field(default_factory=lambda: array("q"))
-    f_end: "array[int]" = field(default_factory=lambda: array("q"))
-    f_frame: list[Frame] = field(default_factory=list)
-    f_sorted: bool = True
-    eagers: list[tuple[int, int, str]] = field(default_factory=list)
-    kernels: list[tuple[int, int]] = field(default_factory=list)
-    ids: list[tuple[int, int, int]] = field(default_factory=list)
 
 
 @dataclass
@@ -176,60 +173,146 @@ class Host:
         #: XLA kernels, if any; made on the first (so TF-only profiles never load XLA's code).
         self.xla: Optional[XlaKernels] = None
         self._space = space
+        xlines: list[tuple[Any, Any]] = []
         for plane in space.planes:
             if plane.name in HOST_PLANES:
-                self._read_host(plane)
+                self._read_host(plane, xlines)
             else:
                 m = _GPU_PLANE.fullmatch(plane.name)
                 if m:
                     self._read_device(plane, int(m.group(1)))
+        self._host_runs(xlines)
         del self._space
 
-    def _read_host(self, plane: Any) -> None:
+    def _read_host(self, plane: Any, xlines: list[tuple[Any, Any]]) -> None:
         stats = _Stats(plane)
         kinds: dict[int, int] = {}
         payloads: dict[int, Any] = {}
+        frames: dict[int, Frame] = {}
         for md_id, md in plane.event_metadata.items():
             kinds[md_id], payloads[md_id] = _classify(md.name)
+            if kinds[md_id] == _PY and payloads[md_id] is not None:
+                frames[md_id] = payloads[md_id]
         # Only these stats matter on other events (executor ids, step markers).
         wanted = {k: v for k, v in stats.names.items() if v in ("step_num", "id")}
+        eager_stats = {k: v for k, v in stats.names.items() if v in ("eager_op", "is_func")}
+        frame_of, kind_of = frames.get, kinds.get
         for xline in plane.lines:
             if xline.name in DERIVED_LINES:
                 continue
             line = Line()
             base = (self.shift_ns + xline.timestamp_ns) * 1000
-            kind_of = kinds.get
-            f_start, f_end, f_frame = line.f_start.append, line.f_end.append, line.f_frame.append
-            last = -1 << 62
+            stream = StackStream()
+            ends, stack, pending = stream.ends, stream.frames, stream.pending
+            resolve = stream.resolve
+            ops = line.ops
+            n_frames = 0
+            last = -1 << 62  # the latest start seen; events come in start order
+            in_order = True
+            first_pending = _NEVER  # the earliest time in pending
             for ev in xline.events:
                 md_id = ev.metadata_id
-                kind = kind_of(md_id, _OTHER)
-                if kind == _PY:
-                    frame = payloads[md_id]
-                    if frame is not None:
-                        start = base + ev.offset_ps
-                        if start < last:
-                            line.f_sorted = False
-                        last = start
-                        f_start(start)
-                        f_end(start + ev.duration_ps)
-                        f_frame(frame)
-                elif kind == _OP:
+                frame = frame_of(md_id)
+                if frame is not None:
                     start = base + ev.offset_ps
+                    if start < last:
+                        in_order = False
+                    last = start
+                    if start > first_pending:
+                        resolve(start, n_frames)
+                        first_pending = pending[0] if pending else _NEVER
+                    while ends[-1] <= start:  # ends[0] is a sentinel that never ends
+                        ends.pop()
+                        stack.pop()
+                    ends.append(start + ev.duration_ps)
+                    stack.append(frame)
+                    n_frames += 1
+                    continue
+                kind = kind_of(md_id, _OTHER)
+                if kind == _OTHER:
+                    if ev.stats:
+                        start = self._read_marks(ev, wanted, base, line)
+                        if start is not None:  # an executor id: may be asked for
+                            if start < last:
+                                in_order = False
+                            last = start
+                            if not pending:
+                                first_pending = start
+                                pending.append(start)
+                            elif pending[-1] != start:
+                                pending.append(start)
+                    continue
+                if kind == _PY:
+                    continue  # a C function: not a frame
+                start = base + ev.offset_ps
+                # this start may be asked for its Python stack (see _host_runs)
+                if start < last:
+                    in_order = False
+                last = start
+                if not pending:
+                    first_pending = start
+                    pending.append(start)
+                elif pending[-1] != start:
+                    pending.append(start)
+                if kind == _OP:
                     dur = ev.duration_ps
                     name, op = payloads[md_id]
-                    line.ops.append([start, start + dur, name, op, dur])
-                elif kind == _OTHER:
-                    if ev.stats:
-                        self._read_marks(ev, wanted, base, line)
-                else:
-                    self._read_other(kind, payloads[md_id], stats.of(ev), base, ev, line)
+                    ops.append([start, start + dur, name, op, dur])
+                    continue
+                end = start + ev.duration_ps
+                if kind == _EAGER_KERNEL:
+                    line.kernels.append((start, end))
+                elif kind == _EAGER:
+                    st = stats.pick(ev, eager_stats)
+                    op = st.get("eager_op")
+                    if op and not st.get("is_func"):
+                        line.eagers.append((start, end, str(op)))
+                elif kind == _MEMORY:
+                    self.memory.append((start, payloads[md_id], stats.of(ev)))
+            line.n_frames = n_frames
+            line.snapshots = stream.close(in_order, n_frames)
             self.lines.append(line)
+            xlines.append((plane, xline))
 
-    def _read_marks(self, ev: Any, wanted: dict[int, str], base: int, line: Line) -> None:
+    def _reread_frames(self, xlines: list[tuple[Any, Any]], i: int) -> None:
+        """Keep line i's Python frames as arrays (for :func:`.pystack.stacks`)."""
+        plane, xline = xlines[i]
+        line = self.lines[i]
+        frames: dict[int, Frame] = {}
+        for md_id, md in plane.event_metadata.items():
+            kind, payload = _classify(md.name)
+            if kind == _PY and payload is not None:
+                frames[md_id] = payload
+        base = (self.shift_ns + xline.timestamp_ns) * 1000
+        f_start, f_end, f_frame = line.f_start.append, line.f_end.append, line.f_frame.append
+        frame_of = frames.get
+        last = -1 << 62
+        for ev in xline.events:
+            frame = frame_of(ev.metadata_id)
+            if frame is not None:
+                start = base + ev.offset_ps
+                if start < last:
+                    line.f_sorted = False
+                last = start
+                f_start(start)
+                f_end(start + ev.duration_ps)
+                f_frame(frame)
+
+    def _host_runs(self, xlines: list[tuple[Any, Any]]) -> None:
+        """Self times, eager executions and Python stacks of every host line."""
+        starts = []
+        for line in self.lines:
+            subtract_nested(line.ops)
+            line.runs = eager_execs(line)
+            starts.append([o[0] for o in line.ops] + [r[0] for r in line.runs])
+        attach_traces(self.lines, starts, lambda i: self._reread_frames(xlines, i))
+
+    def _read_marks(self, ev: Any, wanted: dict[int, str], base: int,
+                    line: Line) -> Optional[int]:
+        """Note a step marker or executor id; the start of an id event, else None."""
         found = {wanted[st.metadata_id]: st for st in ev.stats if st.metadata_id in wanted}
         if not found:
-            return
+            return None
         start = base + ev.offset_ps
         end = start + ev.duration_ps
         step = found.get("step_num")
@@ -238,19 +321,8 @@ class Host:
         elif "id" in found:
             st = found["id"]
             line.ids.append((start, end, st.int64_value or st.uint64_value))
-
-    def _read_other(self, kind: int, payload: Any, st: dict[str, Any], base: int, ev: Any,
-                    line: Line) -> None:
-        start = base + ev.offset_ps
-        end = start + ev.duration_ps
-        if kind == _EAGER_KERNEL:
-            line.kernels.append((start, end))
-        elif kind == _EAGER:
-            op = st.get("eager_op")
-            if op and not st.get("is_func"):
-                line.eagers.append((start, end, str(op)))
-        elif kind == _MEMORY:
-            self.memory.append((start, payload, st))
+            return start
+        return None
 
     def _read_device(self, plane: Any, gpu: int) -> None:
         stats = _Stats(plane)

@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""Record a large TF2 profile (``<host>.xplane.pb``) with TensorFlow itself.
+
+Needs a Python with TensorFlow 2.x. A small MLP is trained by a
+``tf.function`` step in a custom loop; the profiler runs with the Python
+tracer on (the code view's frames) and each step is marked with
+``tf.profiler.experimental.Trace("train", step_num=n, _r=1)``, as a user
+would do. With the defaults (600 steps) the file is about 100 MB, most of it
+Python-tracer events; recording takes a minute or two on two cores::
+
+    python bench/make_large_tf2_xplane.py OUT.xplane.pb [--steps 600] [--layers 4]
+
+The file is written only if OUT does not exist yet (delete it to re-record).
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+
+class Level(int):
+    """A tracer level pybind11 cannot read as a bool, so it arrives as an int.
+
+    TensorFlow 2.21 otherwise drops ``python_tracer_level=1`` silently.
+    """
+
+    def __bool__(self) -> bool:
+        raise TypeError("a profiler level is not a bool")
+
+
+def record(out: str, steps: int, layers: int, width: int = 64) -> None:
+    """Train ``steps`` profiled steps and move the written ``.xplane.pb`` to ``out``."""
+    import tensorflow as tf
+
+    tf.get_logger().setLevel("ERROR")
+    tf.random.set_seed(11)
+    params = []
+    sizes = [32] + [width] * layers + [10]
+    for i, (a, b) in enumerate(zip(sizes, sizes[1:])):
+        params.append(tf.Variable(tf.random.normal([a, b], stddev=0.1), name="w%d" % i))
+        params.append(tf.Variable(tf.zeros([b]), name="b%d" % i))
+
+    @tf.function
+    def train_step(x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
+        with tf.GradientTape() as tape:
+            h = x
+            for i in range(len(sizes) - 1):
+                with tf.name_scope("layer%d" % i):
+                    h = tf.matmul(h, params[2 * i]) + params[2 * i + 1]
+                    if i < len(sizes) - 2:
+                        h = tf.nn.relu(h)
+            with tf.name_scope("loss"):
+                loss = tf.reduce_mean(
+                    tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=h))
+        grads = tape.gradient(loss, params)
+        with tf.name_scope("sgd"):
+            for p, g in zip(params, grads):
+                p.assign_sub(0.01 * g)
+        return loss
+
+    x_all = tf.random.normal([64 * 8, 32])
+    y_all = tf.random.uniform([64 * 8], maxval=10, dtype=tf.int32)
+    data = tf.data.Dataset.from_tensor_slices((x_all, y_all)).batch(64).repeat()
+    batches = iter(data)
+
+    def metrics(logits_of: tf.Tensor, labels: tf.Tensor) -> float:
+        """Eager bookkeeping a training loop typically does between steps."""
+        predicted = tf.argmax(logits_of, axis=1, output_type=tf.int32)
+        correct = tf.cast(tf.equal(predicted, labels), tf.float32)
+        # per-variable summaries, as a weight-statistics logger would compute
+        stats = [tf.stack([tf.reduce_mean(p), tf.reduce_max(p), tf.norm(p)]) for p in params]
+        return float(tf.reduce_mean(correct).numpy()) + float(tf.add_n(stats)[0].numpy()) * 0.0
+
+    @tf.function
+    def predict(x: tf.Tensor) -> tf.Tensor:
+        h = x
+        for i in range(len(sizes) - 1):
+            h = tf.matmul(h, params[2 * i]) + params[2 * i + 1]
+        return h
+
+    for _ in range(2):  # trace and warm up outside the profile
+        x, y = next(batches)
+        train_step(x, y)
+        metrics(predict(x), y)
+    logdir = tempfile.mkdtemp(prefix="tf2_large_")
+    try:
+        options = tf.profiler.experimental.ProfilerOptions(
+            host_tracer_level=Level(2), python_tracer_level=Level(1), device_tracer_level=Level(1))
+        tf.profiler.experimental.start(logdir, options=options)
+        for step in range(steps):
+            with tf.profiler.experimental.Trace("train", step_num=step, _r=1):
+                x, y = next(batches)
+                loss = train_step(x, y)
+                metrics(predict(x), y)
+        tf.profiler.experimental.stop()
+        found = glob.glob(os.path.join(logdir, "plugins", "profile", "*", "*.xplane.pb"))
+        if len(found) != 1:
+            raise SystemExit("expected one .xplane.pb under %s, found %d" % (logdir, len(found)))
+        os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+        shutil.move(found[0], out)
+    finally:
+        shutil.rmtree(logdir, ignore_errors=True)
+    print("final loss %.4f" % float(loss.numpy()))
+
+
+def main(argv: list[str]) -> int:
+    """Record the profile unless ``out`` exists; print its size."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("out")
+    ap.add_argument("--steps", type=int, default=600)
+    ap.add_argument("--layers", type=int, default=6)
+    args = ap.parse_args(argv)
+    if not os.path.exists(args.out):
+        t0 = time.perf_counter()
+        record(args.out, args.steps, args.layers)
+        print("recorded in %.1f s" % (time.perf_counter() - t0))
+    print("%s: %.1f MB" % (args.out, os.path.getsize(args.out) / 1e6))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
