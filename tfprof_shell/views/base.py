@@ -22,6 +22,8 @@ ROOT_NAME = "_TFProfRoot"
 SCOPE_PARENT = "_kTFScopeParent"
 GRAPH_PARENT = "_TFGraphParent"
 ZERO_TOTAL: tuple[int, ...] = (0,) * S.N_TOTAL
+#: The definition count a node adds to its own statistics in its total.
+_ONE = (1,)
 #: A read-only empty mapping shared by view nodes until they get their own.
 EMPTY: Mapping = MappingProxyType({})
 
@@ -66,8 +68,13 @@ class ViewNode:
 
     def set_total(self, children: Sequence["ViewNode"]) -> None:
         """Total = own statistics and one definition, plus the totals of ``children``."""
-        own = (*self.self, 1)
-        self.total = tuple(map(sum, zip(own, *[c.total for c in children]))) if children else own
+        own = self.self + _ONE
+        if not children:
+            self.total = own
+        elif len(children) == 1:
+            self.total = tuple(map(add, own, children[0].total))
+        else:
+            self.total = tuple(map(sum, zip(own, *[c.total for c in children])))
 
     def aggregate(self, child: "ViewNode") -> None:
         self.total = tuple(map(add, self.total, child.total))

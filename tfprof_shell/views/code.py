@@ -146,7 +146,7 @@ class CodeView:
         key = (step, accounting.patterns)
         reuse, self._accounted = key == self._accounted, None
         shown = show_tree(self.root, None if reuse else reaccount, flt,
-                          lambda ns: sort_list_view(ns, opts.order_by), False, True)
+                          lambda ns: sort_list_view(ns, opts.order_by, True), False, True)
         self._accounted = key
         return ViewResult("code", opts, shown,
                           notes=notes, model=self.model)

@@ -16,13 +16,13 @@ from .base import ZERO_TOTAL, DisplayNode, ViewNode, sum_totals
 
 
 def show_tree(root: ViewNode, reaccount: Optional[Callable[[ViewNode], bool]], flt: Filter,
-              sort: Callable[[list[ViewNode]], list[ViewNode]], displayed_only: bool,
+              sort: Callable[[list[DisplayNode]], list[DisplayNode]], displayed_only: bool,
               code_rules: bool) -> DisplayNode:
     """One command on a scope or code tree: account, re-root, display, freeze.
 
     ``reaccount`` None reuses the accounting of the previous command (the
     caller knows it had the same step and account regexes and that its
-    display did not re-account totals).
+    display did not re-account totals). ``sort`` orders sibling DisplayNodes.
     """
     if reaccount is not None:
         root.kept = account_tree(root.children, reaccount)
@@ -30,22 +30,20 @@ def show_tree(root: ViewNode, reaccount: Optional[Callable[[ViewNode], bool]], f
     roots = root.kept
     if not flt.start_is_all:
         roots = search_roots(roots, flt.start)
-    displays: dict[int, DisplayNode] = {}
-    shown = print_tree([root], flt, 1, 0, root, roots, sort, displayed_only, code_rules,
-                       displays)
+    shown = print_tree([root], flt, 1, 0, root, roots, sort, displayed_only, code_rules)
     if not shown:  # the root itself is cut (code view: max_depth < 1 or trimmed)
-        root.show_children = []
         return _freeze(root, 0, [], code_rules)
-    return displays[id(root)]
+    return shown[0]
 
 
 def account_tree(nodes: list[ViewNode], reaccount: Callable[[ViewNode], bool]) -> list[ViewNode]:
     """Post-order accounting; returns the kept nodes among ``nodes``."""
     kept = []
     for node in nodes:
-        kept_children = account_tree(node.children, reaccount) if node.children else []
-        node.account = reaccount(node)
-        if node.account or kept_children:
+        children = node.children
+        kept_children = account_tree(children, reaccount) if children else []
+        account = node.account = reaccount(node)
+        if account or kept_children:
             node.kept = kept_children
             node.set_total(kept_children)
             kept.append(node)
@@ -81,36 +79,100 @@ def _freeze(node: ViewNode, depth: int, children: list[DisplayNode], multi: bool
 
 def print_tree(nodes: list[ViewNode], flt: Filter, depth: int, indent: int,
                root: ViewNode, roots: list[ViewNode],
-               sort: Callable[[list[ViewNode]], list[ViewNode]],
-               displayed_only: bool, code_rules: bool,
-               displays: dict[int, DisplayNode]) -> list[ViewNode]:
-    """Decide the displayed nodes below ``nodes`` (the engine's PrintScope).
+               sort: Callable[[list[DisplayNode]], list[DisplayNode]],
+               displayed_only: bool, code_rules: bool) -> list[DisplayNode]:
+    """The displayed nodes below ``nodes`` (the engine's PrintScope), frozen.
 
-    Walks the kept children (``roots`` below the root) and sets each shown
-    node's ``show_children``. ``code_rules`` selects the code view's
+    Walks the kept children (``roots`` below the root); each shown node
+    becomes a DisplayNode once its totals are final, with its shown
+    descendants as children. ``code_rules`` selects the code view's
     variant: a trimmed or too deep node is dropped with its subtree, and
-    totals are never re-accounted. ``displays`` receives each shown node's
-    DisplayNode (by ``id`` of the ViewNode), made once its totals are final.
+    totals are never re-accounted.
     """
-    shown = []
-    for node in nodes:
-        if code_rules and (flt.trim(node.name) or depth > flt.max_depth):
-            continue
-        show = node is root or flt.should_show(node, depth)
-        child_indent = indent + 1 if show else indent
-        shown_children: list[ViewNode] = []
-        if code_rules or (not flt.trim(node.name) and depth <= flt.max_depth):
-            shown_children = print_tree(roots if node is root else node.kept, flt, depth + 1,
-                                        child_indent, root, roots, sort, displayed_only,
-                                        code_rules, displays)
-        if show:
-            shown_children = sort(shown_children)
-            node.show_children = shown_children
-            if displayed_only and not code_rules:
-                node.set_total(shown_children)
-            displays[id(node)] = _freeze(node, indent,
-                                         [displays[id(c)] for c in shown_children], code_rules)
-            shown.append(node)
-        else:
-            shown.extend(shown_children)
-    return shown
+    walk = _CodeWalk if code_rules else _ScopeWalk
+    return walk(flt, root, roots, sort, displayed_only).visit(nodes, depth, indent)
+
+
+class _ScopeWalk:
+    """print_tree for the scope view (one walk; the state every level shares)."""
+
+    def __init__(self, flt: Filter, root: ViewNode, roots: list[ViewNode],
+                 sort: Callable[[list[DisplayNode]], list[DisplayNode]],
+                 displayed_only: bool) -> None:
+        self.flt = flt
+        self.root = root
+        self.roots = roots
+        self.sort = sort
+        self.displayed_only = displayed_only
+
+    def visit(self, nodes: list[ViewNode], depth: int, indent: int) -> list[DisplayNode]:
+        flt = self.flt
+        trim = flt.trim
+        max_depth = flt.max_depth
+        should_show = flt.should_show
+        root = self.root
+        shown: list[DisplayNode] = []
+        for node in nodes:
+            show = node is root or should_show(node, depth)
+            shown_children: list[DisplayNode] = []
+            if depth <= max_depth and not trim(node.name):
+                below = self.roots if node is root else node.kept
+                if below:
+                    shown_children = self.visit(below, depth + 1, indent + 1 if show else indent)
+            if show:
+                if len(shown_children) > 1:
+                    shown_children = self.sort(shown_children)
+                total = node.total
+                if self.displayed_only:
+                    node.set_total(shown_children)  # DisplayNodes carry the same totals
+                    total = node.total
+                shown.append(DisplayNode(node.name, indent, node.account, node.self, total,
+                                         shown_children, node.gnode, (), (), node.frame,
+                                         node.suffix, node))
+            else:
+                shown.extend(shown_children)
+        return shown
+
+
+class _CodeWalk(_ScopeWalk):
+    """print_tree for the code view: cut subtrees are skipped, totals are final."""
+
+    def visit(self, nodes: list[ViewNode], depth: int, indent: int) -> list[DisplayNode]:
+        flt = self.flt
+        if depth > flt.max_depth:
+            return []
+        root = self.root
+        if len(nodes) == 1 and nodes[0] is root:  # the first call
+            if flt.trims and flt.trim(root.name):
+                return []
+            self.passes = flt.passes()
+            return [self._shown(root, indent, self.visit(self.roots, depth + 1, indent + 1))]
+        return self._visit(nodes, depth, indent)
+
+    def _visit(self, nodes: list[ViewNode], depth: int, indent: int) -> list[DisplayNode]:
+        flt = self.flt
+        trim = flt.trim if flt.trims else None
+        passes = self.passes
+        shown_ = self._shown
+        deeper = depth + 1 if depth < flt.max_depth else 0
+        shown: list[DisplayNode] = []
+        for node in nodes:
+            if trim is not None and trim(node.name):
+                continue
+            below = node.kept
+            if passes(node):
+                shown.append(shown_(node, indent, self._visit(below, deeper, indent + 1)
+                                    if below and deeper else []))
+            elif below and deeper:
+                shown.extend(self._visit(below, deeper, indent))
+        return shown
+
+    def _shown(self, node: ViewNode, indent: int,
+               shown_children: list[DisplayNode]) -> DisplayNode:
+        if len(shown_children) > 1:
+            shown_children = self.sort(shown_children)
+        picked = node.picked
+        return DisplayNode(node.name, indent, node.account, node.self, node.total,
+                           shown_children, node.gnode,
+                           tuple(picked.values()) if picked else (), (), node.frame,
+                           node.suffix, node)
