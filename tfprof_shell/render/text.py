@@ -118,20 +118,53 @@ def render_table(result: ViewResult) -> str:
         cols = columns(result.options.select, code)
         pairs = _pair_columns(cols)
         if pairs is not None:  # only self/total columns: one tight loop
-            for node in result.root.walk():
-                own, total = node.self_stats, node.total
-                if node.account:
-                    values = ["%s/%s%s" % (fmt[own[i]], fmt[total[i]], unit)
-                              for i, fmt, unit in pairs]
-                else:
-                    values = ["--/%s%s" % (fmt[total[i]], unit) for i, fmt, unit in pairs]
-                parts.append("%s%s (%s)\n" % ("  " * node.depth, node.name, ", ".join(values)))
+            _pair_lines(result.root, pairs, parts)
         else:
             items = [(_code_item if code else _tree_item)(col, result) for col in cols]
             for node in result.root.walk():
                 values = [v for v in (item(node) for item in items) if v is not None]
                 parts.append("%s%s (%s)\n" % ("  " * node.depth, node.name, ", ".join(values)))
     return "".join(parts)
+
+
+def _pair_lines(root: DisplayNode, pairs: list[tuple[int, "_Formatted", str]],
+                parts: list[str]) -> None:
+    """Append the line of every displayed node below and at ``root`` (preorder)."""
+    indents: dict[int, str] = {}
+    append = parts.append
+    if len(pairs) == 1:
+        (i, fmt, unit), = pairs
+        stack = [root]
+        pop, extend = stack.pop, stack.extend
+        while stack:
+            node = pop()
+            depth = node.depth
+            indent = indents.get(depth)
+            if indent is None:
+                indent = indents[depth] = "  " * depth
+            own = fmt[node.self_stats[i]] if node.account else "--"
+            append("%s%s (%s/%s%s)\n" % (indent, node.name, own, fmt[node.total[i]], unit))
+            children = node.children
+            if children:
+                extend(reversed(children))
+        return
+    stack = [root]
+    pop, extend = stack.pop, stack.extend
+    while stack:
+        node = pop()
+        depth = node.depth
+        indent = indents.get(depth)
+        if indent is None:
+            indent = indents[depth] = "  " * depth
+        own, total = node.self_stats, node.total
+        if node.account:
+            values = ["%s/%s%s" % (fmt[own[i]], fmt[total[i]], unit) for i, fmt, unit in pairs]
+        else:
+            values = ["--/%s%s" % (fmt[total[i]], unit) for i, fmt, unit in pairs]
+        append("%s%s (%s)\n" % (indent, node.name, ", ".join(values)))
+        children = node.children
+        if children:
+            extend(reversed(children))
 
 
 class _Formatted(dict):
