@@ -138,10 +138,10 @@ class _Traces:
         self._seen: dict[bytes, list[Frame]] = {}
 
     def frames(self, pn: Any) -> list[Frame]:
-        code_def = pn.trace
-        key = code_def.SerializeToString()
+        key = pn.trace  # the CodeDef's bytes (see profile_summary.proto)
         frames = self._seen.get(key)
         if frames is None:
+            code_def = tfprof_log_pb2.CodeDef.FromString(key)
             frames = self._seen[key] = frames_of(code_def, self._id_to_string)
         return frames
 
