@@ -53,11 +53,16 @@ class Filter:
         """should_show without its depth check (the caller's walk stops at max_depth)."""
         total_get, total_min = self._total_get, self._total_min
         self_get, self_min = self._self_get, self._self_min
-        if self.view == "op" or not self._all_names or self_min:
+        if self.view == "op" or not self._all_names:
             return lambda node: self.should_show(node, 0)
-        if not total_min:
-            return lambda node: True
-        return lambda node: not any(map(lt, total_get(node.total), total_min))
+        if total_min and self_min:
+            return lambda node: not (any(map(lt, total_get(node.total), total_min))
+                                     or any(map(lt, self_get(node.self), self_min)))
+        if total_min:
+            return lambda node: not any(map(lt, total_get(node.total), total_min))
+        if self_min:
+            return lambda node: not any(map(lt, self_get(node.self), self_min))
+        return lambda node: True
 
     def should_show(self, node, depth: int) -> bool:
         """The engine's ShouldShow for a ViewNode at ``depth`` (root = 1)."""

@@ -106,32 +106,44 @@ class _ScopeWalk:
         self.displayed_only = displayed_only
 
     def visit(self, nodes: list[ViewNode], depth: int, indent: int) -> list[DisplayNode]:
-        flt = self.flt
-        trim = flt.trim
-        max_depth = flt.max_depth
-        should_show = flt.should_show
         root = self.root
+        flt = self.flt
+        self.passes = flt.passes()
+        if len(nodes) == 1 and nodes[0] is root:  # the first call: the root is always shown
+            below = self.roots if depth <= flt.max_depth and not flt.trim(root.name) else []
+            return [self._shown(root, indent, self._visit(below, depth + 1, indent + 1)
+                                if below else [])]
+        return self._visit(nodes, depth, indent)
+
+    def _visit(self, nodes: list[ViewNode], depth: int, indent: int) -> list[DisplayNode]:
+        flt = self.flt
+        if depth > flt.max_depth:  # nothing shown, nothing visited
+            return []
+        trim = flt.trim if flt.trims else None
+        passes = self.passes
+        shown_ = self._shown
+        deeper = depth + 1 if depth < flt.max_depth else 0
         shown: list[DisplayNode] = []
         for node in nodes:
-            show = node is root or should_show(node, depth)
+            show = passes(node)
+            below = node.kept
             shown_children: list[DisplayNode] = []
-            if depth <= max_depth and not trim(node.name):
-                below = self.roots if node is root else node.kept
-                if below:
-                    shown_children = self.visit(below, depth + 1, indent + 1 if show else indent)
+            if below and deeper and (trim is None or not trim(node.name)):
+                shown_children = self._visit(below, deeper, indent + 1 if show else indent)
             if show:
-                if len(shown_children) > 1:
-                    shown_children = self.sort(shown_children)
-                total = node.total
-                if self.displayed_only:
-                    node.set_total(shown_children)  # DisplayNodes carry the same totals
-                    total = node.total
-                shown.append(DisplayNode(node.name, indent, node.account, node.self, total,
-                                         shown_children, node.gnode, (), (), node.frame,
-                                         node.suffix, node))
-            else:
+                shown.append(shown_(node, indent, shown_children))
+            elif shown_children:
                 shown.extend(shown_children)
         return shown
+
+    def _shown(self, node: ViewNode, indent: int,
+               shown_children: list[DisplayNode]) -> DisplayNode:
+        if len(shown_children) > 1:
+            shown_children = self.sort(shown_children)
+        if self.displayed_only:
+            node.set_total(shown_children)  # DisplayNodes carry the same totals
+        return DisplayNode(node.name, indent, node.account, node.self, node.total,
+                           shown_children, node.gnode, (), (), node.frame, node.suffix, node)
 
 
 class _CodeWalk(_ScopeWalk):
