@@ -23,7 +23,7 @@ SCOPE_PARENT = "_kTFScopeParent"
 GRAPH_PARENT = "_TFGraphParent"
 ZERO_TOTAL: tuple[int, ...] = (0,) * S.N_TOTAL
 #: The definition count a node adds to its own statistics in its total.
-_ONE = (1,)
+ONE = (1,)
 #: A read-only empty mapping shared by view nodes until they get their own.
 EMPTY: Mapping = MappingProxyType({})
 
@@ -68,7 +68,7 @@ class ViewNode:
 
     def set_total(self, children: Sequence["ViewNode"]) -> None:
         """Total = own statistics and one definition, plus the totals of ``children``."""
-        own = self.self + _ONE
+        own = self.self + ONE
         if not children:
             self.total = own
         elif len(children) == 1:

@@ -17,7 +17,7 @@ from ..model import Frame, GraphNode, Model
 from ..options import Options
 from .base import ROOT_NAME, ViewNode, ViewResult
 from .op import snapshot
-from .tree import show_tree
+from .tree import account_tree, show_tree
 
 GRADIENT_SUFFIX = " (gradient)"
 
@@ -137,9 +137,12 @@ class CodeView:
         if opts.account_displayed_op_only:
             notes.append("Note: code view ignores account_displayed_op_only")
 
-        def reaccount(node: ViewNode) -> bool:
+        def account(node: ViewNode) -> bool:
             snapshot(node, accounting, step)
             return node.account
+
+        def reaccount(nodes: list[ViewNode]) -> list[ViewNode]:
+            return account_tree(nodes, account)
 
         # The code view never re-accounts displayed nodes, so the accounting of
         # the last command is reusable whenever step and regexes are the same.

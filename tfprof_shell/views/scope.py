@@ -12,7 +12,7 @@ from ..model import GraphNode, Model
 from ..model.stats import ZERO_SELF
 from ..options import Options
 from .base import ROOT_NAME, SCOPE_PARENT, ViewNode, ViewResult
-from .tree import show_tree
+from .tree import account_scope_tree, show_tree
 
 
 class _ScopeParent(GraphNode):
@@ -74,9 +74,8 @@ class ScopeView:
         accounting = Accounting(opts.account_type_regexes)
         flt = Filter(opts, "scope")
 
-        def reaccount(node: ViewNode) -> bool:
-            node.self = node.gnode.stats(step)
-            return accounting.accounts_types(node.gnode.op_types)
+        def reaccount(nodes: list[ViewNode]) -> list[ViewNode]:
+            return account_scope_tree(nodes, step, accounting)
 
         key = (step, accounting.patterns)
         reuse, self._accounted = key == self._accounted, None

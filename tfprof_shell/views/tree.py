@@ -9,23 +9,29 @@ visits each node once); it lives in graph.py.
 
 from __future__ import annotations
 
+from operator import add
 from typing import Callable, Optional
 
+
+from ..engine.account import Accounting
 from ..engine.filter import Filter
-from .base import ZERO_TOTAL, DisplayNode, ViewNode, sum_totals
+from .base import ONE, ZERO_TOTAL, DisplayNode, ViewNode, sum_totals
 
 
-def show_tree(root: ViewNode, reaccount: Optional[Callable[[ViewNode], bool]], flt: Filter,
+def show_tree(root: ViewNode,
+              reaccount: Optional[Callable[[list[ViewNode]], list[ViewNode]]], flt: Filter,
               sort: Callable[[list[DisplayNode]], list[DisplayNode]], displayed_only: bool,
               code_rules: bool) -> DisplayNode:
     """One command on a scope or code tree: account, re-root, display, freeze.
 
-    ``reaccount`` None reuses the accounting of the previous command (the
-    caller knows it had the same step and account regexes and that its
-    display did not re-account totals). ``sort`` orders sibling DisplayNodes.
+    ``reaccount(nodes)`` accounts the trees below ``nodes`` and returns the
+    kept ones (account_tree or account_scope_tree); None reuses the
+    accounting of the previous command (the caller knows it had the same
+    step and account regexes and that its display did not re-account
+    totals). ``sort`` orders sibling DisplayNodes.
     """
     if reaccount is not None:
-        root.kept = account_tree(root.children, reaccount)
+        root.kept = reaccount(root.children)
         root.total = sum_totals(root.kept)
     roots = root.kept
     if not flt.start_is_all:
@@ -46,6 +52,36 @@ def account_tree(nodes: list[ViewNode], reaccount: Callable[[ViewNode], bool]) -
         if account or kept_children:
             node.kept = kept_children
             node.set_total(kept_children)
+            kept.append(node)
+        else:
+            node.total = ZERO_TOTAL
+    return kept
+
+
+def account_scope_tree(nodes: list[ViewNode], step: int, accounting: Accounting) -> list[ViewNode]:
+    """account_tree for nodes that each stand for one graph node (the scope view).
+
+    A node's own statistics are its graph node's for ``step``; it is
+    accounted when one of its graph node's types matches the account regexes.
+    """
+    kept = []
+    match_all = accounting.match_all
+    accounts_types = accounting.accounts_types
+    for node in nodes:
+        children = node.children
+        kept_children = account_scope_tree(children, step, accounting) if children else []
+        gnode = node.gnode
+        own = node.self = gnode.stats(step)
+        account = node.account = match_all or accounts_types(gnode.op_types)
+        if account or kept_children:
+            node.kept = kept_children
+            own = own + ONE
+            if not kept_children:
+                node.total = own
+            elif len(kept_children) == 1:
+                node.total = tuple(map(add, own, kept_children[0].total))
+            else:
+                node.total = tuple(map(sum, zip(own, *[c.total for c in kept_children])))
             kept.append(node)
         else:
             node.total = ZERO_TOTAL
