@@ -183,3 +183,9 @@ class MemoryTotals(_message.Message):
     allocator_bytes_in_use: _containers.RepeatedScalarFieldContainer[int]
     output_memory: _containers.RepeatedCompositeFieldContainer[MemoryTotals.OutputMemoryEntry]
     def __init__(self, memory_micros: _Optional[_Iterable[int]] = ..., host_temp_bytes: _Optional[_Iterable[int]] = ..., host_persistent_bytes: _Optional[_Iterable[int]] = ..., accelerator_temp_bytes: _Optional[_Iterable[int]] = ..., accelerator_persistent_bytes: _Optional[_Iterable[int]] = ..., requested_bytes: _Optional[_Iterable[int]] = ..., peak_bytes: _Optional[_Iterable[int]] = ..., residual_bytes: _Optional[_Iterable[int]] = ..., output_bytes: _Optional[_Iterable[int]] = ..., allocator_bytes_in_use: _Optional[_Iterable[int]] = ..., output_memory: _Optional[_Iterable[_Union[MemoryTotals.OutputMemoryEntry, _Mapping]]] = ...) -> None: ...
+
+class CodeDefFrames(_message.Message):
+    __slots__ = ("traces",)
+    TRACES_FIELD_NUMBER: _ClassVar[int]
+    traces: _containers.RepeatedScalarFieldContainer[bytes]
+    def __init__(self, traces: _Optional[_Iterable[bytes]] = ...) -> None: ...
