@@ -132,36 +132,48 @@ def _pair_lines(root: DisplayNode, pairs: list[tuple[int, "_Formatted", str]],
     """Append the line of every displayed node below and at ``root`` (preorder)."""
     indents: dict[int, str] = {}
     append = parts.append
-    if len(pairs) == 1:
-        (i, fmt, unit), = pairs
-        stack = [root]
-        pop, extend = stack.pop, stack.extend
+    stack = [root]
+    pop, extend = stack.pop, stack.extend
+    units = [unit.replace("%", "%%") for _, _, unit in pairs]
+    line = "%s%s (" + ", ".join("%s/%s" + u for u in units) + ")\n"
+    line_na = "%s%s (" + ", ".join("--/%s" + u for u in units) + ")\n"
+    if len(pairs) == 3:  # -select micros: its three time columns
+        (i0, f0, _), (i1, f1, _), (i2, f2, _) = pairs
         while stack:
             node = pop()
             depth = node.depth
             indent = indents.get(depth)
             if indent is None:
                 indent = indents[depth] = "  " * depth
-            own = fmt[node.self_stats[i]] if node.account else "--"
-            append("%s%s (%s/%s%s)\n" % (indent, node.name, own, fmt[node.total[i]], unit))
+            total = node.total
+            if node.account:
+                own = node.self_stats
+                append(line % (indent, node.name, f0[own[i0]], f0[total[i0]], f1[own[i1]],
+                               f1[total[i1]], f2[own[i2]], f2[total[i2]]))
+            else:
+                append(line_na % (indent, node.name, f0[total[i0]], f1[total[i1]],
+                                  f2[total[i2]]))
             children = node.children
             if children:
                 extend(reversed(children))
         return
-    stack = [root]
-    pop, extend = stack.pop, stack.extend
     while stack:
         node = pop()
         depth = node.depth
         indent = indents.get(depth)
         if indent is None:
             indent = indents[depth] = "  " * depth
-        own, total = node.self_stats, node.total
+        total = node.total
+        args: list[str] = [indent, node.name]
         if node.account:
-            values = ["%s/%s%s" % (fmt[own[i]], fmt[total[i]], unit) for i, fmt, unit in pairs]
+            own = node.self_stats
+            for i, fmt, _ in pairs:
+                args += (fmt[own[i]], fmt[total[i]])
+            append(line % tuple(args))
         else:
-            values = ["--/%s%s" % (fmt[total[i]], unit) for i, fmt, unit in pairs]
-        append("%s%s (%s)\n" % (indent, node.name, ", ".join(values)))
+            for i, fmt, _ in pairs:
+                args.append(fmt[total[i]])
+            append(line_na % tuple(args))
         children = node.children
         if children:
             extend(reversed(children))
@@ -185,15 +197,24 @@ def _pair_columns(cols: list[str]) -> Optional[list[tuple[int, _Formatted, str]]
     ``params`` is not plain in tree views (a variable's shape comes first).
     """
     out = []
+    shared: dict[Callable[[int], str], _Formatted] = {}  # one cache per formatter
     for col in cols:
         if col == "float_ops":
-            out.append((S.FLOPS, _Formatted(format_number), " flops"))
+            out.append((S.FLOPS, _shared(shared, format_number), " flops"))
             continue
         attr = metrics.ATTRIBUTES[col]
         if col in ("params", "occurrence") or attr.stat is None:
             return None
-        out.append((attr.stat, _Formatted(FORMATTERS[attr.unit]), ""))
+        out.append((attr.stat, _shared(shared, FORMATTERS[attr.unit]), ""))
     return out
+
+
+def _shared(shared: dict[Callable[[int], str], _Formatted],
+            fmt: Callable[[int], str]) -> _Formatted:
+    cache = shared.get(fmt)
+    if cache is None:
+        cache = shared[fmt] = _Formatted(fmt)
+    return cache
 
 
 #: One column of a tree or code line: its text for a node, or None to leave it out.
