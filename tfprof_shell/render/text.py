@@ -119,6 +119,8 @@ def render_table(result: ViewResult) -> str:
         pairs = _pair_columns(cols)
         if pairs is not None:  # only self/total columns: one tight loop
             _pair_lines(result.root, pairs, parts)
+        elif not code and _with_params(cols) is not None:
+            _param_lines(result.root, _with_params(cols) or [], parts)
         else:
             items = [(_code_item if code else _tree_item)(col, result) for col in cols]
             for node in result.root.walk():
@@ -179,6 +181,45 @@ def _pair_lines(root: DisplayNode, pairs: list[tuple[int, "_Formatted", str]],
             extend(reversed(children))
 
 
+def _with_params(cols: list[str]) -> Optional[list[tuple[int, "_Formatted", str]]]:
+    """_pair_columns for tree view columns where ``params`` is one of them, else None."""
+    if "params" not in cols:
+        return None
+    return _pair_columns([c for c in cols if c != "params"], with_params=True)
+
+
+def _param_lines(root: DisplayNode, pairs: list[tuple[int, "_Formatted", str]],
+                 parts: list[str]) -> None:
+    """_pair_lines where the params pair (first in ``pairs``) follows a variable's shape."""
+    indents: dict[int, str] = {}
+    append = parts.append
+    stack = [root]
+    pop, extend = stack.pop, stack.extend
+    shapes: dict[tuple[int, ...], str] = {}
+    while stack:
+        node = pop()
+        depth = node.depth
+        indent = indents.get(depth)
+        if indent is None:
+            indent = indents[depth] = "  " * depth
+        own, total = node.self_stats, node.total
+        if node.account:
+            values = ["%s/%s%s" % (fmt[own[i]], fmt[total[i]], unit) for i, fmt, unit in pairs]
+        else:
+            values = ["--/%s%s" % (fmt[total[i]], unit) for i, fmt, unit in pairs]
+        g = node.graph_node
+        if g is not None and g.shape:
+            key = tuple(g.shape)
+            shape = shapes.get(key)
+            if shape is None:
+                shape = shapes[key] = format_shape(g.shape)
+            values[0] = "%s, %s" % (shape, values[0])
+        append("%s%s (%s)\n" % (indent, node.name, ", ".join(values)))
+        children = node.children
+        if children:
+            extend(reversed(children))
+
+
 class _Formatted(dict):
     """value -> its text, formatted once: a table repeats the same values a lot."""
 
@@ -191,13 +232,17 @@ class _Formatted(dict):
         return text
 
 
-def _pair_columns(cols: list[str]) -> Optional[list[tuple[int, _Formatted, str]]]:
+def _pair_columns(cols: list[str], with_params: bool = False
+                  ) -> Optional[list[tuple[int, _Formatted, str]]]:
     """(stat, formatter, unit) of each column if all are plain self/total pairs, else None.
 
-    ``params`` is not plain in tree views (a variable's shape comes first).
+    ``params`` is not plain in tree views (a variable's shape comes first);
+    ``with_params`` puts its pair first (see _param_lines).
     """
     out = []
     shared: dict[Callable[[int], str], _Formatted] = {}  # one cache per formatter
+    if with_params:
+        out.append((S.PARAMS, _shared(shared, format_number), " params"))
     for col in cols:
         if col == "float_ops":
             out.append((S.FLOPS, _shared(shared, format_number), " flops"))
