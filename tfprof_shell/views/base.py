@@ -31,7 +31,7 @@ EMPTY: Mapping = MappingProxyType({})
 class ViewNode:
     """A node of a view's structure plus the working state of one command."""
 
-    __slots__ = ("name", "gnode", "children", "kept", "show_children", "account", "self",
+    __slots__ = ("name", "gnode", "children", "kept", "account", "self",
                  "total", "members", "picked", "frame", "suffix", "child_index")
 
     def __init__(self, name: str, gnode: Optional[GraphNode] = None) -> None:
@@ -45,8 +45,6 @@ class ViewNode:
         # by the views that use them, except where noted.
         #: Children kept by the current accounting (they or their subtrees are accounted).
         self.kept: Sequence[ViewNode] = ()
-        #: Children the current command displays, in display order.
-        self.show_children: Sequence[ViewNode] = ()
         self.account = False
         self.self: tuple[int, ...] = S.ZERO_SELF
         self.total: tuple[int, ...] = ZERO_TOTAL

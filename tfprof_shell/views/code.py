@@ -153,7 +153,7 @@ class CodeView:
 
 
 def _account(nodes: list[ViewNode], step: int, accounting: Accounting) -> list[ViewNode]:
-    """tree.account_tree with op.snapshot inlined for the common cases.
+    """Post-order accounting of the call-stack tree (op.snapshot inlined for the common cases).
 
     Most nodes are frames above the ops (no members): under the match-all
     regex they are accounted with zero statistics of their own.

@@ -25,7 +25,7 @@ def show_tree(root: ViewNode,
     """One command on a scope or code tree: account, re-root, display, freeze.
 
     ``reaccount(nodes)`` accounts the trees below ``nodes`` and returns the
-    kept ones (account_tree or account_scope_tree); None reuses the
+    kept ones (e.g. account_scope_tree); None reuses the
     accounting of the previous command (the caller knows it had the same
     step and account regexes and that its display did not re-account
     totals). ``sort`` orders sibling DisplayNodes.
@@ -42,27 +42,12 @@ def show_tree(root: ViewNode,
     return shown[0]
 
 
-def account_tree(nodes: list[ViewNode], reaccount: Callable[[ViewNode], bool]) -> list[ViewNode]:
-    """Post-order accounting; returns the kept nodes among ``nodes``."""
-    kept = []
-    for node in nodes:
-        children = node.children
-        kept_children = account_tree(children, reaccount) if children else []
-        account = node.account = reaccount(node)
-        if account or kept_children:
-            node.kept = kept_children
-            node.set_total(kept_children)
-            kept.append(node)
-        else:
-            node.total = ZERO_TOTAL
-    return kept
-
-
 def account_scope_tree(nodes: list[ViewNode], step: int, accounting: Accounting) -> list[ViewNode]:
-    """account_tree for nodes that each stand for one graph node (the scope view).
+    """Post-order accounting of a scope tree; returns the kept nodes among ``nodes``.
 
-    A node's own statistics are its graph node's for ``step``; it is
-    accounted when one of its graph node's types matches the account regexes.
+    A node is kept when it is accounted or has kept descendants. Its own
+    statistics are its graph node's for ``step``; it is accounted when one
+    of its graph node's types matches the account regexes.
     """
     kept = []
     match_all = accounting.match_all
@@ -97,12 +82,6 @@ def search_roots(nodes: list[ViewNode], start: Callable[[str], bool]) -> list[Vi
         else:
             found.extend(search_roots(node.kept, start))
     return found
-
-
-def to_display(node: ViewNode, depth: int, multi: bool, indents: dict[int, int]) -> DisplayNode:
-    """Freeze a displayed ViewNode subtree into DisplayNodes."""
-    children = [to_display(c, indents[id(c)], multi, indents) for c in node.show_children]
-    return _freeze(node, depth, children, multi)
 
 
 def _freeze(node: ViewNode, depth: int, children: list[DisplayNode], multi: bool) -> DisplayNode:
