@@ -1,24 +1,33 @@
 #!/usr/bin/env python3
 """Benchmark tfprof-shell against TensorFlow's C++ tfprof engine, side by side.
 
-For each profile, in separate processes and several runs each (medians; our
-runs and the engine's take turns):
+For each profile, in separate processes, ``--runs`` times (default 5), our
+process and the engine's taking turns (ours, engine, ours, engine, ...) so a
+slow spell of the machine hits both; every figure is the median of the runs:
   * one-shot: a whole `tfprof --profile_path=P scope` process (start-up, load,
-    first view), wall time and peak RSS;
-  * session: load time, then the latency of each view command (first and
-    repeated run) inside one process, and the process's peak RSS;
+    the full default scope table, exit), wall time and peak RSS;
+  * session: load time, then the latency of each view command, its first
+    run and a repeat, then a later command on each view with other options
+    (same step and accounting, other depth, columns and order), and the
+    process's peak RSS. Our session runs with the garbage collector on after
+    loading, as the interactive shell does;
   * the same work through the real engine when a Python with TensorFlow is
     available (--engine-python, default: this Python if it has TensorFlow);
     the engine cannot read TF2 .xplane.pb profiles, so those rows are ours only.
-Prints one table per profile with our time / engine time ratios.
+Prints one table per profile: ours, engine, ours/engine, and whether the ratio
+meets the target (--target, default 0.5) for each time measure; the spread of
+the ratios over the runs says how noisy the machine was.
 
-Profiles: "sample" (tiny_mlp), "medium", "large", "xplane" or paths. "large" is
-a 50k-node, 10-step TF1 training profile that TensorFlow records through the
-engine Python (bench/make_large_tf_profile.py, a few minutes on first use);
-without TensorFlow it is the synthetic ProfileProto of the same size built
-with our own schemas (bench/make_large_profile.py), which is also
-"large_synthetic". Generated profiles are cached in bench/.cache/, and each
-table's heading says which large profile it used.
+Profiles: "sample" (tiny_mlp), "medium", "large", "large_tf", "large_synthetic",
+"xplane" or paths. "large_tf" is a 54k-node, 10-step TF1 training profile that
+TensorFlow records through the engine Python (bench/make_large_tf_profile.py, a
+few minutes on first use); "large_synthetic" is a 50k-node, 10-step ProfileProto
+built with our own schemas (bench/make_large_profile.py) whose random call
+stacks make a very large code view. "large" is both when there is an engine
+Python, else the synthetic one. Generated profiles are cached in bench/.cache/.
+
+With --xprof-python (a Python with the xprof package), the TF2 comparison of
+bench/bench_xprof.py runs too and its table is printed after ours.
 
     python bench/bench.py                       # sample + medium + large + xplane
     python bench/bench.py --profiles large --runs 5 --engine-python /path/to/python
@@ -50,6 +59,13 @@ COMMANDS = [
     "code -max_depth 6 -select micros -order_by micros",
     "advise",
 ]
+#: A later command per view, after all of the above: other options, same accounting.
+LATER = [
+    "scope -max_depth 6 -select bytes,params,micros -order_by bytes",
+    "graph -max_depth 6 -select bytes,micros -order_by bytes",
+    "op -select micros,occurrence -order_by name",
+    "code -max_depth 4 -select micros,bytes -order_by bytes",
+]
 
 
 def profile_paths(names: list[str], engine_py: Optional[str] = None) -> dict[str, str]:
@@ -69,9 +85,12 @@ def profile_paths(names: list[str], engine_py: Optional[str] = None) -> dict[str
         elif (name == "large" and engine_py) or name == "large_tf":
             if not engine_py:
                 raise SystemExit("large_tf needs --engine-python (a Python with TensorFlow)")
-            paths[name + ": recorded with TensorFlow"] = large_tf_profile(engine_py)
+            paths["large_tf: recorded with TensorFlow"] = large_tf_profile(engine_py)
+            if name == "large":
+                paths["large_synthetic: our schemas"] = large_synthetic_profile()
         elif name in ("large", "large_synthetic"):
-            label = "large: synthetic (no TensorFlow)" if name == "large" else name + ": synthetic"
+            label = ("large_synthetic: our schemas (no TensorFlow)" if name == "large"
+                     else "large_synthetic: our schemas")
             paths[label] = large_synthetic_profile()
         elif name == "xplane":
             p = os.path.join(CACHE, "large", "localhost.xplane.pb")
@@ -116,12 +135,13 @@ def worker_ours(path: str) -> dict:
     from tfprof_shell.session import Session
     model = load_model(Inputs(profile_path=path))
     session = Session(model)
-    gc.freeze()
     load = time.perf_counter() - t0
+    gc.freeze()  # as the command line does before it starts the shell
+    gc.enable()
     times = {}
-    for cmd in COMMANDS:
+    for cmd in COMMANDS + LATER:
         runs = []
-        for _ in range(2):
+        for _ in range(2 if cmd in COMMANDS else 1):
             t = time.perf_counter()
             try:
                 session.execute(cmd)
@@ -165,10 +185,10 @@ def worker_engine(path: str) -> dict:
     drv.load_inputs(engine, {"profile_path": path})
     load = time.perf_counter() - t0
     times = {}
-    for cmd in COMMANDS:
+    for cmd in COMMANDS + LATER:
         command, opts = drv.parse_line(cmd)
         runs = []
-        for _ in range(2):
+        for _ in range(2 if cmd in COMMANDS else 1):
             t = time.perf_counter()
             drv.run_command(engine, options_pb2, command, opts)
             runs.append(time.perf_counter() - t)
@@ -210,7 +230,9 @@ def median(xs: list[float]) -> float:
     return statistics.median(xs) if xs else float("nan")
 
 
-def bench_profile(name: str, path: str, runs: int, engine_py: str | None) -> list[list]:
+def bench_profile(name: str, path: str, runs: int, engine_py: Optional[str],
+                  target: float) -> list[list]:
+    """The table rows of one profile (see the module docstring)."""
     ours_cmd = [sys.executable, "-m", "tfprof_shell", "--profile_path=" + path, "scope"]
     eng_cmd = [engine_py, ENGINE_DRIVER, "--profile_path=" + path, "scope"] if engine_py else None
     rows = []
@@ -221,7 +243,8 @@ def bench_profile(name: str, path: str, runs: int, engine_py: str | None) -> lis
         one.append(child_rss(ours_cmd))
         if eng_cmd:
             eng_one.append(child_rss(eng_cmd))
-    rows.append(_row("one-shot scope (process)", [w for w, _ in one], [w for w, _ in eng_one]))
+    rows.append(_row("one-shot scope (process)", [w for w, _ in one], [w for w, _ in eng_one],
+                     target=target))
     rows.append(_row("one-shot peak RSS (MB)", [r for _, r in one], [r for _, r in eng_one],
                      unit="MB"))
     sess: list[dict] = []
@@ -236,12 +259,14 @@ def bench_profile(name: str, path: str, runs: int, engine_py: str | None) -> lis
                 eng.append(got)
     if not sess:
         raise SystemExit("our worker failed on %s" % path)
-    rows.append(_row("load", [s["load"] for s in sess], [e["load"] for e in eng]))
+    rows.append(_row("load", [s["load"] for s in sess], [e["load"] for e in eng], target=target))
     for cmd in COMMANDS:
         for i, label in ((0, "first"), (1, "repeat")):
-            ours = [s["times"][cmd][i] if len(s["times"][cmd]) > i else float("nan") for s in sess]
-            theirs = [e["times"][cmd][i] for e in eng]
-            rows.append(_row("%s (%s)" % (cmd.split()[0], label), ours, theirs))
+            rows.append(_row("%s (%s)" % (cmd.split()[0], label), _nth(sess, cmd, i),
+                             _nth(eng, cmd, i), target=target))
+    for cmd in LATER:
+        rows.append(_row("%s (later)" % cmd.split()[0],
+                         _nth(sess, cmd, 0), _nth(eng, cmd, 0), target=target))
     rows.append(_row("option parsing", [s["parse"] for s in sess], [], unit="ms"))
     rows.append(_row("completion, name index build", [s["complete_first"] for s in sess], [],
                      unit="ms"))
@@ -250,6 +275,12 @@ def bench_profile(name: str, path: str, runs: int, engine_py: str | None) -> lis
     rows.append(_row("session peak RSS (MB)", [s["rss_mb"] for s in sess],
                      [e["rss_mb"] for e in eng], unit="MB"))
     return rows
+
+
+def _nth(results: list[dict], cmd: str, i: int) -> list[float]:
+    """The i-th timing of ``cmd`` in each run (nan where it is missing)."""
+    return [r["times"][cmd][i] if len(r["times"].get(cmd, ())) > i else float("nan")
+            for r in results]
 
 
 def _worker(python: str, kind: str, path: str) -> Optional[dict]:
@@ -264,24 +295,51 @@ def _worker(python: str, kind: str, path: str) -> Optional[dict]:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def _row(label: str, ours: list[float], theirs: list[float], unit: str = "s") -> list:
+def _row(label: str, ours: list[float], theirs: list[float], unit: str = "s",
+         target: Optional[float] = None) -> list:
+    """[measure, ours, engine, ratio, ratio range over the runs, target met?]."""
     o, t = median(ours), median(theirs) if theirs else float("nan")
     ratio = o / t if theirs and t > 0 else float("nan")
+    # Runs alternate, so the i-th runs of both sides ran at about the same time.
+    pairs = [a / b for a, b in zip(ours, theirs) if a == a and b == b and b > 0]
+    spread = "%.2f-%.2f" % (min(pairs), max(pairs)) if len(pairs) > 1 else "-"
+    met = "-"
+    if target is not None and ratio == ratio:
+        met = "yes" if ratio <= target else "NO"
     if unit == "ms":
         o, t = o * 1000, t * 1000
     fmt = {"s": lambda v: "%.3f" % v, "ms": lambda v: "%.2f ms" % v}.get(unit, lambda v: "%.0f" % v)
-    return [label, fmt(o), fmt(t) if theirs else "-", "%.2f" % ratio if ratio == ratio else "-"]
+    return [label, fmt(o), fmt(t) if theirs else "-", "%.2f" % ratio if ratio == ratio else "-",
+            spread, met]
+
+
+def xprof_rows(xprof_py: str, engine_py: Optional[str], runs: int) -> Optional[list[list]]:
+    """bench_xprof.py's rows (TF2 profiles against XProf), if that module is here."""
+    where = os.path.join(HERE, "bench_xprof.py")
+    if not os.path.exists(where):
+        print("no bench/bench_xprof.py: the XProf comparison is skipped", file=sys.stderr)
+        return None
+    spec = importlib.util.spec_from_file_location("bench_xprof", where)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.run(argparse.Namespace(files=[], xprof_python=xprof_py, tf_python=engine_py,
+                                      runs=runs))
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--profiles", default="sample,medium,large,xplane",
-                    help="comma list: sample, medium, large (recorded with TensorFlow when "
-                         "there is one, else synthetic), large_tf, large_synthetic, xplane "
-                         "(a 100 MB TF2 profile; the engine cannot read it), or paths")
-    ap.add_argument("--runs", type=int, default=3)
+                    help="comma list: sample, medium, large (both large profiles when there "
+                         "is an engine Python, else the synthetic one), large_tf, "
+                         "large_synthetic, xplane (a 100 MB TF2 profile; the engine cannot "
+                         "read it), or paths")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--target", type=float, default=0.5,
+                    help="the ours/engine ratio each time measure should meet")
     ap.add_argument("--engine-python", default=os.environ.get("TFPROF_ENGINE_PYTHON"),
                     help="a Python with TensorFlow 2.x installed (default: this one if it has it)")
+    ap.add_argument("--xprof-python",
+                    help="a Python with the xprof package: also run bench/bench_xprof.py")
     ap.add_argument("--worker", nargs=2, metavar=("KIND", "PATH"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
@@ -293,15 +351,25 @@ def main(argv=None) -> int:
     if engine_py and not has_tensorflow(engine_py):
         raise SystemExit("--engine-python %s has no TensorFlow" % engine_py)
     from tabulate import tabulate
-    print("machine: %d cores; runs per measure: %d (medians); engine: %s"
-          % (os.cpu_count() or 0, args.runs, "TensorFlow via " + engine_py if engine_py else "none"))
+    print("machine: %d cores; runs per measure: %d, ours and the engine alternating (medians); "
+          "engine: %s" % (os.cpu_count() or 0, args.runs,
+                          "TensorFlow via " + engine_py if engine_py else "none"))
     for name, path in profile_paths(args.profiles.split(","), engine_py).items():
         size = os.path.getsize(path) / 1e6
         engine = engine_py if not path.endswith(".xplane.pb") else None
-        rows = bench_profile(name, path, args.runs, engine)
+        rows = bench_profile(name, path, args.runs, engine, args.target)
         print("\n%s (%s, %.1f MB)" % (name, os.path.basename(path), size))
-        print(tabulate(rows, headers=["measure", "ours", "engine", "ours/engine"],
+        print(tabulate(rows, headers=["measure", "ours", "engine", "ours/engine",
+                                      "range over runs", "<= %.2g" % args.target],
                        tablefmt="github"))
+        sys.stdout.flush()
+    if args.xprof_python:
+        rows = xprof_rows(args.xprof_python, engine_py, args.runs)
+        if rows:
+            print("\nTF2 profiles against XProf (bench/bench_xprof.py)")
+            print(tabulate(rows, headers=["profile", "measure", "ours", "XProf", "ratio"],
+                           tablefmt="github"))
+    print("\n(load average at the end: %s)" % " ".join("%.1f" % x for x in os.getloadavg()))
     return 0
 
 

@@ -140,8 +140,13 @@ def parse_invocation(argv: Sequence[str]) -> Invocation:
 
 
 def main(argv: Optional[Sequence[str]] = None, stdin: TextIO = sys.stdin,
-         stdout: TextIO = sys.stdout, stderr: TextIO = sys.stderr) -> int:
-    """Run the command line; returns the exit status."""
+         stdout: TextIO = sys.stdout, stderr: TextIO = sys.stderr, exits: bool = False) -> int:
+    """Run the command line; returns the exit status.
+
+    ``exits``: the process ends right after; the garbage collector, paused
+    while loading, stays off (re-enabled, its first collection would walk
+    the whole model only to be thrown away).
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["record"]:  # `tfprof record ...` runs a program with the recorder armed
         from .record.launcher import main as record_main
@@ -184,7 +189,7 @@ def main(argv: Optional[Sequence[str]] = None, stdin: TextIO = sys.stdin,
     except BrokenPipeError:
         return 0
     finally:
-        if gc_was_enabled:
+        if gc_was_enabled and not exits:
             gc.enable()
 
 
@@ -258,7 +263,7 @@ def entry_point() -> None:
     model object by object at interpreter shutdown costs a noticeable part of
     a second and serves nobody.
     """
-    status = main()
+    status = main(exits=True)
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

@@ -8,7 +8,8 @@ chain totals and bounds min_occurrence by the number of graph nodes.
 
 from __future__ import annotations
 
-from typing import Callable
+from operator import itemgetter, lt
+from typing import Any, Callable, Sequence
 
 from .. import metrics, regex
 from ..model import stats as S
@@ -26,6 +27,7 @@ class Filter:
         self._show = regex.any_matcher(opts.show_name_regexes)
         self._hide = regex.any_matcher(opts.hide_name_regexes)
         self.trim: Callable[[str], bool] = regex.any_matcher(opts.trim_name_regexes)
+        self.trims = bool(opts.trim_name_regexes)
         self.start: Callable[[str], bool] = regex.any_matcher(opts.start_name_regexes)
         self.start_is_all = tuple(opts.start_name_regexes) == regex.MATCH_ALL
         self.min_occurrence = opts.min_occurrence
@@ -41,20 +43,51 @@ class Filter:
                 total_bounds.append((stat, bound))
         self._total = total_bounds
         self._self = self_bounds
+        # The same checks as C-level maps: should_show runs once per candidate row.
+        self._total_get, self._total_min = _getter(total_bounds)
+        self._self_get, self._self_min = _getter(self_bounds)
+        self._all_names = (tuple(opts.show_name_regexes) == regex.MATCH_ALL
+                           and not opts.hide_name_regexes)
+
+    def passes(self) -> Callable[[Any], bool]:
+        """should_show without its depth check (the caller's walk stops at max_depth)."""
+        total_get, total_min = self._total_get, self._total_min
+        self_get, self_min = self._self_get, self._self_min
+        if self.view == "op" or not self._all_names:
+            return lambda node: self.should_show(node, 0)
+        if total_min and self_min:
+            return lambda node: not (any(map(lt, total_get(node.total), total_min))
+                                     or any(map(lt, self_get(node.self), self_min)))
+        if total_min:
+            return lambda node: not any(map(lt, total_get(node.total), total_min))
+        if self_min:
+            return lambda node: not any(map(lt, self_get(node.self), self_min))
+        return lambda node: True
 
     def should_show(self, node, depth: int) -> bool:
         """The engine's ShouldShow for a ViewNode at ``depth`` (root = 1)."""
         if depth > self.max_depth:
             return False
-        total = node.total
-        for stat, bound in self._total:
-            if total[stat] < bound:
-                return False
-        own = node.self
-        for stat, bound in self._self:
-            if own[stat] < bound:
-                return False
+        if self._total_min and any(map(lt, self._total_get(node.total), self._total_min)):
+            return False
+        if self._self_min and any(map(lt, self._self_get(node.self), self._self_min)):
+            return False
         if self.view == "op" and self.min_occurrence > len(node.picked):
             return False
+        if self._all_names:
+            return True
         name = node.name
         return self._show(name) and not self._hide(name)
+
+
+def _getter(bounds: list[tuple[int, int]]) -> tuple[Callable[[Sequence[int]], tuple[int, ...]],
+                                                    tuple[int, ...]]:
+    """(the bounded statistics of a stats tuple, their bounds), for an element-wise check."""
+    stats = tuple(stat for stat, _ in bounds)
+    mins = tuple(bound for _, bound in bounds)
+    if not stats:
+        return (lambda values: ()), mins
+    if len(stats) == 1:
+        only = stats[0]
+        return (lambda values: (values[only],)), mins
+    return itemgetter(*stats), mins

@@ -17,12 +17,17 @@ from .. import metrics
 T = TypeVar("T")
 
 
-def sort_key(order_by: str, list_view: bool) -> Callable[[T], object]:
-    """The sort key for ``order_by`` in a tree view or a list (op/code) view."""
+def sort_key(order_by: str, list_view: bool, displayed: bool = False) -> Callable[[T], object]:
+    """The sort key for ``order_by`` in a tree view or a list (op/code) view.
+
+    ``displayed``: the nodes are DisplayNodes (their graph nodes are the picked ones).
+    """
     stat = metrics.ORDER_KEYS.get(order_by)
     if stat is not None:
         return lambda n: -n.total[stat]
     if order_by == "occurrence" and list_view:
+        if displayed:
+            return lambda n: -len(n.graph_nodes)
         return lambda n: -len(n.picked)
     return lambda n: n.name
 
@@ -34,8 +39,8 @@ def sort_stable(nodes: list[T], order_by: str) -> list[T]:
     return sorted(nodes, key=sort_key(order_by, list_view=False))
 
 
-def sort_list_view(nodes: list[T], order_by: str) -> list[T]:
-    """Op/code ordering."""
+def sort_list_view(nodes: list[T], order_by: str, displayed: bool = False) -> list[T]:
+    """Op/code ordering (of DisplayNodes if ``displayed``)."""
     if not order_by or len(nodes) < 2:
         return nodes
-    return sorted(nodes, key=sort_key(order_by, list_view=True))
+    return sorted(nodes, key=sort_key(order_by, list_view=True, displayed=displayed))

@@ -17,7 +17,6 @@ from ..model import ExecMemory, ExecStep, Frame, GraphNode, LazyExecs, Model, So
 from ..proto import profile_summary_pb2, tfprof_log_pb2
 from ..errors import LoadError
 from .files import read_binary_with_bytes, shown_path
-from .graph import frames_of
 
 
 def read_profile(path: str) -> tuple[Any, bytes]:
@@ -136,13 +135,27 @@ class _Traces:
     def __init__(self, id_to_string: dict[int, str]) -> None:
         self._id_to_string = id_to_string
         self._seen: dict[bytes, list[Frame]] = {}
+        self._frames: dict[bytes, Frame] = {}
 
     def frames(self, pn: Any) -> list[Frame]:
-        code_def = pn.trace
-        key = code_def.SerializeToString()
+        key = pn.trace  # the CodeDef's bytes (see profile_summary.proto)
         frames = self._seen.get(key)
         if frames is None:
-            frames = self._seen[key] = frames_of(code_def, self._id_to_string)
+            frames = self._seen[key] = self._parse(key)
+        return frames
+
+    def _parse(self, code_def: bytes) -> list[Frame]:
+        """The frames of a CodeDef, each distinct frame parsed (and made) once."""
+        known = self._frames
+        frames = []
+        for raw in profile_summary_pb2.CodeDefFrames.FromString(code_def).traces:
+            frame = known.get(raw)
+            if frame is None:
+                t = tfprof_log_pb2.CodeDef.Trace.FromString(raw)
+                get = self._id_to_string.get
+                frame = known[raw] = Frame(get(t.file_id, ""), t.lineno, get(t.function_id, ""),
+                                           t.func_start_line)
+            frames.append(frame)
         return frames
 
 

@@ -26,7 +26,7 @@ from . import framework_pb2 as tfprof__shell_dot_proto_dot_src_dot_framework__pb
 from . import tfprof_log_pb2 as tfprof__shell_dot_proto_dot_src_dot_tfprof__log__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n,tfprof_shell/proto/src/profile_summary.proto\x12\x14tfprof_shell.summary\x1a&tfprof_shell/proto/src/framework.proto\x1a\'tfprof_shell/proto/src/tfprof_log.proto\"\xb9\x01\n\x0eProfileSummary\x12.\n\x05nodes\x18\x01 \x03(\x0b\x32\x1f.tfprof_shell.summary.NodeEntry\x12\x11\n\thas_trace\x18\x02 \x01(\x08\x12\r\n\x05steps\x18\x03 \x03(\x03\x12\x34\n\x0cid_to_string\x18\x04 \x03(\x0b\x32\x1e.tfprof_shell.summary.IdString\x12\x1f\n\x17miss_accelerator_stream\x18\x05 \x01(\x08\"J\n\tNodeEntry\x12\x0b\n\x03key\x18\x01 \x01(\x03\x12\x30\n\x05value\x18\x02 \x01(\x0b\x32!.tfprof_shell.summary.NodeSummary\"&\n\x08IdString\x12\x0b\n\x03key\x18\x01 \x01(\x03\x12\r\n\x05value\x18\x02 \x01(\t\"\x9a\x07\n\x0bNodeSummary\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x43\n\x06inputs\x18\x02 \x01(\x0b\x32\x33.tfprof_shell.summary.NodeSummary.Int32Int64Columns\x12=\n\x07outputs\x18\x03 \x03(\x0b\x32,.tfprof_shell.summary.NodeSummary.Int32Int64\x12\r\n\x05shape\x18\x04 \x03(\x03\x12\x10\n\x08op_types\x18\x05 \x03(\t\x12\x18\n\x10\x63\x61nonical_device\x18\x06 \x01(\t\x12\x13\n\x0bhost_device\x18\x07 \x01(\t\x12\x11\n\tfloat_ops\x18\x08 \x01(\x03\x12\n\n\x02op\x18\t \x01(\t\x12+\n\x05trace\x18\n \x01(\x0b\x32\x1c.tfprof_shell.tfprof.CodeDef\x12\x35\n\x05\x61ttrs\x18\x0b \x03(\x0b\x32&.tfprof_shell.summary.NodeSummary.Attr\x12\x30\n\x05\x65xecs\x18\x0c \x01(\x0b\x32!.tfprof_shell.summary.ExecsTotals\x12\n\n\x02id\x18\r \x01(\x03\x12M\n\x10src_output_index\x18\x0e \x01(\x0b\x32\x33.tfprof_shell.summary.NodeSummary.Int64Int32Columns\x12\x43\n\routput_shapes\x18\x0f \x03(\x0b\x32,.tfprof_shell.summary.NodeSummary.ShapeEntry\x12\x42\n\x0cinput_shapes\x18\x10 \x03(\x0b\x32,.tfprof_shell.summary.NodeSummary.ShapeEntry\x1a(\n\nInt32Int64\x12\x0b\n\x03key\x18\x01 \x01(\x05\x12\r\n\x05value\x18\x02 \x01(\x03\x1a/\n\x11Int32Int64Columns\x12\x0b\n\x03key\x18\x01 \x03(\x05\x12\r\n\x05value\x18\x02 \x03(\x03\x1a/\n\x11Int64Int32Columns\x12\x0b\n\x03key\x18\x01 \x03(\x03\x12\r\n\x05value\x18\x02 \x03(\x05\x1a>\n\x04\x41ttr\x12\x0b\n\x03key\x18\x01 \x01(\t\x12)\n\x05value\x18\x02 \x01(\x0b\x32\x1a.tfprof_shell.tf.AttrValue\x1a\x44\n\nShapeEntry\x12\x0b\n\x03key\x18\x01 \x01(\x05\x12)\n\x05value\x18\x02 \x01(\x0b\x32\x1a.tfprof_shell.tfprof.Tuple\"N\n\x0b\x45xecsTotals\x12\x0c\n\x04step\x18\x01 \x03(\x03\x12\x31\n\x07profile\x18\x02 \x01(\x0b\x32 .tfprof_shell.summary.ExecTotals\"\xcb\x02\n\nExecTotals\x12\x11\n\trun_count\x18\x01 \x03(\x03\x12\x18\n\x10\x61ll_start_micros\x18\x02 \x03(\x03\x12\x19\n\x11latest_end_micros\x18\x03 \x03(\x03\x12<\n\x11\x61\x63\x63\x65lerator_execs\x18\x04 \x01(\x0b\x32!.tfprof_shell.summary.DeviceTimes\x12\x34\n\tcpu_execs\x18\x05 \x01(\x0b\x32!.tfprof_shell.summary.DeviceTimes\x12\x0f\n\x07\x64\x65vices\x18\x06 \x03(\t\x12\x38\n\x0cmemory_execs\x18\x07 \x01(\x0b\x32\".tfprof_shell.summary.MemoryTotals\x12\x36\n\x0b\x61llocations\x18\x0b \x03(\x0b\x32!.tfprof_shell.tf.AllocationRecord\"M\n\x0b\x44\x65viceTimes\x12\x0e\n\x06\x64\x65vice\x18\x01 \x03(\t\x12.\n\x05times\x18\x02 \x01(\x0b\x32\x1f.tfprof_shell.summary.TimePairs\"6\n\tTimePairs\x12)\n\x05pairs\x18\x01 \x01(\x0b\x32\x1a.tfprof_shell.tfprof.Tuple\"\xb9\x03\n\x0cMemoryTotals\x12\x15\n\rmemory_micros\x18\x01 \x03(\x03\x12\x17\n\x0fhost_temp_bytes\x18\x02 \x03(\x03\x12\x1d\n\x15host_persistent_bytes\x18\x03 \x03(\x03\x12\x1e\n\x16\x61\x63\x63\x65lerator_temp_bytes\x18\x04 \x03(\x03\x12$\n\x1c\x61\x63\x63\x65lerator_persistent_bytes\x18\x05 \x03(\x03\x12\x17\n\x0frequested_bytes\x18\x06 \x03(\x03\x12\x12\n\npeak_bytes\x18\x07 \x03(\x03\x12\x16\n\x0eresidual_bytes\x18\x08 \x03(\x03\x12\x14\n\x0coutput_bytes\x18\t \x03(\x03\x12\x1e\n\x16\x61llocator_bytes_in_use\x18\n \x03(\x03\x12K\n\routput_memory\x18\x0b \x03(\x0b\x32\x34.tfprof_shell.summary.MemoryTotals.OutputMemoryEntry\x1aL\n\x11OutputMemoryEntry\x12\x0b\n\x03key\x18\x01 \x01(\x05\x12*\n\x05value\x18\x02 \x01(\x0b\x32\x1b.tfprof_shell.tfprof.Memoryb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n,tfprof_shell/proto/src/profile_summary.proto\x12\x14tfprof_shell.summary\x1a&tfprof_shell/proto/src/framework.proto\x1a\'tfprof_shell/proto/src/tfprof_log.proto\"\xb9\x01\n\x0eProfileSummary\x12.\n\x05nodes\x18\x01 \x03(\x0b\x32\x1f.tfprof_shell.summary.NodeEntry\x12\x11\n\thas_trace\x18\x02 \x01(\x08\x12\r\n\x05steps\x18\x03 \x03(\x03\x12\x34\n\x0cid_to_string\x18\x04 \x03(\x0b\x32\x1e.tfprof_shell.summary.IdString\x12\x1f\n\x17miss_accelerator_stream\x18\x05 \x01(\x08\"J\n\tNodeEntry\x12\x0b\n\x03key\x18\x01 \x01(\x03\x12\x30\n\x05value\x18\x02 \x01(\x0b\x32!.tfprof_shell.summary.NodeSummary\"&\n\x08IdString\x12\x0b\n\x03key\x18\x01 \x01(\x03\x12\r\n\x05value\x18\x02 \x01(\t\"\xfc\x06\n\x0bNodeSummary\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x43\n\x06inputs\x18\x02 \x01(\x0b\x32\x33.tfprof_shell.summary.NodeSummary.Int32Int64Columns\x12=\n\x07outputs\x18\x03 \x03(\x0b\x32,.tfprof_shell.summary.NodeSummary.Int32Int64\x12\r\n\x05shape\x18\x04 \x03(\x03\x12\x10\n\x08op_types\x18\x05 \x03(\t\x12\x18\n\x10\x63\x61nonical_device\x18\x06 \x01(\t\x12\x13\n\x0bhost_device\x18\x07 \x01(\t\x12\x11\n\tfloat_ops\x18\x08 \x01(\x03\x12\n\n\x02op\x18\t \x01(\t\x12\r\n\x05trace\x18\n \x01(\x0c\x12\x35\n\x05\x61ttrs\x18\x0b \x03(\x0b\x32&.tfprof_shell.summary.NodeSummary.Attr\x12\x30\n\x05\x65xecs\x18\x0c \x01(\x0b\x32!.tfprof_shell.summary.ExecsTotals\x12\n\n\x02id\x18\r \x01(\x03\x12M\n\x10src_output_index\x18\x0e \x01(\x0b\x32\x33.tfprof_shell.summary.NodeSummary.Int64Int32Columns\x12\x43\n\routput_shapes\x18\x0f \x03(\x0b\x32,.tfprof_shell.summary.NodeSummary.ShapeEntry\x12\x42\n\x0cinput_shapes\x18\x10 \x03(\x0b\x32,.tfprof_shell.summary.NodeSummary.ShapeEntry\x1a(\n\nInt32Int64\x12\x0b\n\x03key\x18\x01 \x01(\x05\x12\r\n\x05value\x18\x02 \x01(\x03\x1a/\n\x11Int32Int64Columns\x12\x0b\n\x03key\x18\x01 \x03(\x05\x12\r\n\x05value\x18\x02 \x03(\x03\x1a/\n\x11Int64Int32Columns\x12\x0b\n\x03key\x18\x01 \x03(\x03\x12\r\n\x05value\x18\x02 \x03(\x05\x1a>\n\x04\x41ttr\x12\x0b\n\x03key\x18\x01 \x01(\t\x12)\n\x05value\x18\x02 \x01(\x0b\x32\x1a.tfprof_shell.tf.AttrValue\x1a\x44\n\nShapeEntry\x12\x0b\n\x03key\x18\x01 \x01(\x05\x12)\n\x05value\x18\x02 \x01(\x0b\x32\x1a.tfprof_shell.tfprof.Tuple\"N\n\x0b\x45xecsTotals\x12\x0c\n\x04step\x18\x01 \x03(\x03\x12\x31\n\x07profile\x18\x02 \x01(\x0b\x32 .tfprof_shell.summary.ExecTotals\"\xcb\x02\n\nExecTotals\x12\x11\n\trun_count\x18\x01 \x03(\x03\x12\x18\n\x10\x61ll_start_micros\x18\x02 \x03(\x03\x12\x19\n\x11latest_end_micros\x18\x03 \x03(\x03\x12<\n\x11\x61\x63\x63\x65lerator_execs\x18\x04 \x01(\x0b\x32!.tfprof_shell.summary.DeviceTimes\x12\x34\n\tcpu_execs\x18\x05 \x01(\x0b\x32!.tfprof_shell.summary.DeviceTimes\x12\x0f\n\x07\x64\x65vices\x18\x06 \x03(\t\x12\x38\n\x0cmemory_execs\x18\x07 \x01(\x0b\x32\".tfprof_shell.summary.MemoryTotals\x12\x36\n\x0b\x61llocations\x18\x0b \x03(\x0b\x32!.tfprof_shell.tf.AllocationRecord\"M\n\x0b\x44\x65viceTimes\x12\x0e\n\x06\x64\x65vice\x18\x01 \x03(\t\x12.\n\x05times\x18\x02 \x01(\x0b\x32\x1f.tfprof_shell.summary.TimePairs\"6\n\tTimePairs\x12)\n\x05pairs\x18\x01 \x01(\x0b\x32\x1a.tfprof_shell.tfprof.Tuple\"\xb9\x03\n\x0cMemoryTotals\x12\x15\n\rmemory_micros\x18\x01 \x03(\x03\x12\x17\n\x0fhost_temp_bytes\x18\x02 \x03(\x03\x12\x1d\n\x15host_persistent_bytes\x18\x03 \x03(\x03\x12\x1e\n\x16\x61\x63\x63\x65lerator_temp_bytes\x18\x04 \x03(\x03\x12$\n\x1c\x61\x63\x63\x65lerator_persistent_bytes\x18\x05 \x03(\x03\x12\x17\n\x0frequested_bytes\x18\x06 \x03(\x03\x12\x12\n\npeak_bytes\x18\x07 \x03(\x03\x12\x16\n\x0eresidual_bytes\x18\x08 \x03(\x03\x12\x14\n\x0coutput_bytes\x18\t \x03(\x03\x12\x1e\n\x16\x61llocator_bytes_in_use\x18\n \x03(\x03\x12K\n\routput_memory\x18\x0b \x03(\x0b\x32\x34.tfprof_shell.summary.MemoryTotals.OutputMemoryEntry\x1aL\n\x11OutputMemoryEntry\x12\x0b\n\x03key\x18\x01 \x01(\x05\x12*\n\x05value\x18\x02 \x01(\x0b\x32\x1b.tfprof_shell.tfprof.Memory\"\x1f\n\rCodeDefFrames\x12\x0e\n\x06traces\x18\x01 \x03(\x0c\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -40,27 +40,29 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_IDSTRING']._serialized_start=415
   _globals['_IDSTRING']._serialized_end=453
   _globals['_NODESUMMARY']._serialized_start=456
-  _globals['_NODESUMMARY']._serialized_end=1378
-  _globals['_NODESUMMARY_INT32INT64']._serialized_start=1106
-  _globals['_NODESUMMARY_INT32INT64']._serialized_end=1146
-  _globals['_NODESUMMARY_INT32INT64COLUMNS']._serialized_start=1148
-  _globals['_NODESUMMARY_INT32INT64COLUMNS']._serialized_end=1195
-  _globals['_NODESUMMARY_INT64INT32COLUMNS']._serialized_start=1197
-  _globals['_NODESUMMARY_INT64INT32COLUMNS']._serialized_end=1244
-  _globals['_NODESUMMARY_ATTR']._serialized_start=1246
-  _globals['_NODESUMMARY_ATTR']._serialized_end=1308
-  _globals['_NODESUMMARY_SHAPEENTRY']._serialized_start=1310
-  _globals['_NODESUMMARY_SHAPEENTRY']._serialized_end=1378
-  _globals['_EXECSTOTALS']._serialized_start=1380
-  _globals['_EXECSTOTALS']._serialized_end=1458
-  _globals['_EXECTOTALS']._serialized_start=1461
-  _globals['_EXECTOTALS']._serialized_end=1792
-  _globals['_DEVICETIMES']._serialized_start=1794
-  _globals['_DEVICETIMES']._serialized_end=1871
-  _globals['_TIMEPAIRS']._serialized_start=1873
-  _globals['_TIMEPAIRS']._serialized_end=1927
-  _globals['_MEMORYTOTALS']._serialized_start=1930
-  _globals['_MEMORYTOTALS']._serialized_end=2371
-  _globals['_MEMORYTOTALS_OUTPUTMEMORYENTRY']._serialized_start=2295
-  _globals['_MEMORYTOTALS_OUTPUTMEMORYENTRY']._serialized_end=2371
+  _globals['_NODESUMMARY']._serialized_end=1348
+  _globals['_NODESUMMARY_INT32INT64']._serialized_start=1076
+  _globals['_NODESUMMARY_INT32INT64']._serialized_end=1116
+  _globals['_NODESUMMARY_INT32INT64COLUMNS']._serialized_start=1118
+  _globals['_NODESUMMARY_INT32INT64COLUMNS']._serialized_end=1165
+  _globals['_NODESUMMARY_INT64INT32COLUMNS']._serialized_start=1167
+  _globals['_NODESUMMARY_INT64INT32COLUMNS']._serialized_end=1214
+  _globals['_NODESUMMARY_ATTR']._serialized_start=1216
+  _globals['_NODESUMMARY_ATTR']._serialized_end=1278
+  _globals['_NODESUMMARY_SHAPEENTRY']._serialized_start=1280
+  _globals['_NODESUMMARY_SHAPEENTRY']._serialized_end=1348
+  _globals['_EXECSTOTALS']._serialized_start=1350
+  _globals['_EXECSTOTALS']._serialized_end=1428
+  _globals['_EXECTOTALS']._serialized_start=1431
+  _globals['_EXECTOTALS']._serialized_end=1762
+  _globals['_DEVICETIMES']._serialized_start=1764
+  _globals['_DEVICETIMES']._serialized_end=1841
+  _globals['_TIMEPAIRS']._serialized_start=1843
+  _globals['_TIMEPAIRS']._serialized_end=1897
+  _globals['_MEMORYTOTALS']._serialized_start=1900
+  _globals['_MEMORYTOTALS']._serialized_end=2341
+  _globals['_MEMORYTOTALS_OUTPUTMEMORYENTRY']._serialized_start=2265
+  _globals['_MEMORYTOTALS_OUTPUTMEMORYENTRY']._serialized_end=2341
+  _globals['_CODEDEFFRAMES']._serialized_start=2343
+  _globals['_CODEDEFFRAMES']._serialized_end=2374
 # @@protoc_insertion_point(module_scope)

@@ -100,14 +100,14 @@ class NodeSummary(_message.Message):
     host_device: str
     float_ops: int
     op: str
-    trace: _tfprof_log_pb2.CodeDef
+    trace: bytes
     attrs: _containers.RepeatedCompositeFieldContainer[NodeSummary.Attr]
     execs: ExecsTotals
     id: int
     src_output_index: NodeSummary.Int64Int32Columns
     output_shapes: _containers.RepeatedCompositeFieldContainer[NodeSummary.ShapeEntry]
     input_shapes: _containers.RepeatedCompositeFieldContainer[NodeSummary.ShapeEntry]
-    def __init__(self, name: _Optional[str] = ..., inputs: _Optional[_Union[NodeSummary.Int32Int64Columns, _Mapping]] = ..., outputs: _Optional[_Iterable[_Union[NodeSummary.Int32Int64, _Mapping]]] = ..., shape: _Optional[_Iterable[int]] = ..., op_types: _Optional[_Iterable[str]] = ..., canonical_device: _Optional[str] = ..., host_device: _Optional[str] = ..., float_ops: _Optional[int] = ..., op: _Optional[str] = ..., trace: _Optional[_Union[_tfprof_log_pb2.CodeDef, _Mapping]] = ..., attrs: _Optional[_Iterable[_Union[NodeSummary.Attr, _Mapping]]] = ..., execs: _Optional[_Union[ExecsTotals, _Mapping]] = ..., id: _Optional[int] = ..., src_output_index: _Optional[_Union[NodeSummary.Int64Int32Columns, _Mapping]] = ..., output_shapes: _Optional[_Iterable[_Union[NodeSummary.ShapeEntry, _Mapping]]] = ..., input_shapes: _Optional[_Iterable[_Union[NodeSummary.ShapeEntry, _Mapping]]] = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., inputs: _Optional[_Union[NodeSummary.Int32Int64Columns, _Mapping]] = ..., outputs: _Optional[_Iterable[_Union[NodeSummary.Int32Int64, _Mapping]]] = ..., shape: _Optional[_Iterable[int]] = ..., op_types: _Optional[_Iterable[str]] = ..., canonical_device: _Optional[str] = ..., host_device: _Optional[str] = ..., float_ops: _Optional[int] = ..., op: _Optional[str] = ..., trace: _Optional[bytes] = ..., attrs: _Optional[_Iterable[_Union[NodeSummary.Attr, _Mapping]]] = ..., execs: _Optional[_Union[ExecsTotals, _Mapping]] = ..., id: _Optional[int] = ..., src_output_index: _Optional[_Union[NodeSummary.Int64Int32Columns, _Mapping]] = ..., output_shapes: _Optional[_Iterable[_Union[NodeSummary.ShapeEntry, _Mapping]]] = ..., input_shapes: _Optional[_Iterable[_Union[NodeSummary.ShapeEntry, _Mapping]]] = ...) -> None: ...
 
 class ExecsTotals(_message.Message):
     __slots__ = ("step", "profile")
@@ -183,3 +183,9 @@ class MemoryTotals(_message.Message):
     allocator_bytes_in_use: _containers.RepeatedScalarFieldContainer[int]
     output_memory: _containers.RepeatedCompositeFieldContainer[MemoryTotals.OutputMemoryEntry]
     def __init__(self, memory_micros: _Optional[_Iterable[int]] = ..., host_temp_bytes: _Optional[_Iterable[int]] = ..., host_persistent_bytes: _Optional[_Iterable[int]] = ..., accelerator_temp_bytes: _Optional[_Iterable[int]] = ..., accelerator_persistent_bytes: _Optional[_Iterable[int]] = ..., requested_bytes: _Optional[_Iterable[int]] = ..., peak_bytes: _Optional[_Iterable[int]] = ..., residual_bytes: _Optional[_Iterable[int]] = ..., output_bytes: _Optional[_Iterable[int]] = ..., allocator_bytes_in_use: _Optional[_Iterable[int]] = ..., output_memory: _Optional[_Iterable[_Union[MemoryTotals.OutputMemoryEntry, _Mapping]]] = ...) -> None: ...
+
+class CodeDefFrames(_message.Message):
+    __slots__ = ("traces",)
+    TRACES_FIELD_NUMBER: _ClassVar[int]
+    traces: _containers.RepeatedScalarFieldContainer[bytes]
+    def __init__(self, traces: _Optional[_Iterable[bytes]] = ...) -> None: ...

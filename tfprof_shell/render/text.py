@@ -118,20 +118,106 @@ def render_table(result: ViewResult) -> str:
         cols = columns(result.options.select, code)
         pairs = _pair_columns(cols)
         if pairs is not None:  # only self/total columns: one tight loop
-            for node in result.root.walk():
-                own, total = node.self_stats, node.total
-                if node.account:
-                    values = ["%s/%s%s" % (fmt[own[i]], fmt[total[i]], unit)
-                              for i, fmt, unit in pairs]
-                else:
-                    values = ["--/%s%s" % (fmt[total[i]], unit) for i, fmt, unit in pairs]
-                parts.append("%s%s (%s)\n" % ("  " * node.depth, node.name, ", ".join(values)))
+            _pair_lines(result.root, pairs, parts)
+        elif not code and _with_params(cols) is not None:
+            _param_lines(result.root, _with_params(cols) or [], parts)
         else:
             items = [(_code_item if code else _tree_item)(col, result) for col in cols]
             for node in result.root.walk():
                 values = [v for v in (item(node) for item in items) if v is not None]
                 parts.append("%s%s (%s)\n" % ("  " * node.depth, node.name, ", ".join(values)))
     return "".join(parts)
+
+
+def _pair_lines(root: DisplayNode, pairs: list[tuple[int, "_Formatted", str]],
+                parts: list[str]) -> None:
+    """Append the line of every displayed node below and at ``root`` (preorder)."""
+    indents: dict[int, str] = {}
+    append = parts.append
+    stack = [root]
+    pop, extend = stack.pop, stack.extend
+    units = [unit.replace("%", "%%") for _, _, unit in pairs]
+    line = "%s%s (" + ", ".join("%s/%s" + u for u in units) + ")\n"
+    line_na = "%s%s (" + ", ".join("--/%s" + u for u in units) + ")\n"
+    if len(pairs) == 3:  # -select micros: its three time columns
+        (i0, f0, _), (i1, f1, _), (i2, f2, _) = pairs
+        while stack:
+            node = pop()
+            depth = node.depth
+            indent = indents.get(depth)
+            if indent is None:
+                indent = indents[depth] = "  " * depth
+            total = node.total
+            if node.account:
+                own = node.self_stats
+                append(line % (indent, node.name, f0[own[i0]], f0[total[i0]], f1[own[i1]],
+                               f1[total[i1]], f2[own[i2]], f2[total[i2]]))
+            else:
+                append(line_na % (indent, node.name, f0[total[i0]], f1[total[i1]],
+                                  f2[total[i2]]))
+            children = node.children
+            if children:
+                extend(reversed(children))
+        return
+    while stack:
+        node = pop()
+        depth = node.depth
+        indent = indents.get(depth)
+        if indent is None:
+            indent = indents[depth] = "  " * depth
+        total = node.total
+        args: list[str] = [indent, node.name]
+        if node.account:
+            own = node.self_stats
+            for i, fmt, _ in pairs:
+                args += (fmt[own[i]], fmt[total[i]])
+            append(line % tuple(args))
+        else:
+            for i, fmt, _ in pairs:
+                args.append(fmt[total[i]])
+            append(line_na % tuple(args))
+        children = node.children
+        if children:
+            extend(reversed(children))
+
+
+def _with_params(cols: list[str]) -> Optional[list[tuple[int, "_Formatted", str]]]:
+    """_pair_columns for tree view columns where ``params`` is one of them, else None."""
+    if "params" not in cols:
+        return None
+    return _pair_columns([c for c in cols if c != "params"], with_params=True)
+
+
+def _param_lines(root: DisplayNode, pairs: list[tuple[int, "_Formatted", str]],
+                 parts: list[str]) -> None:
+    """_pair_lines where the params pair (first in ``pairs``) follows a variable's shape."""
+    indents: dict[int, str] = {}
+    append = parts.append
+    stack = [root]
+    pop, extend = stack.pop, stack.extend
+    shapes: dict[tuple[int, ...], str] = {}
+    while stack:
+        node = pop()
+        depth = node.depth
+        indent = indents.get(depth)
+        if indent is None:
+            indent = indents[depth] = "  " * depth
+        own, total = node.self_stats, node.total
+        if node.account:
+            values = ["%s/%s%s" % (fmt[own[i]], fmt[total[i]], unit) for i, fmt, unit in pairs]
+        else:
+            values = ["--/%s%s" % (fmt[total[i]], unit) for i, fmt, unit in pairs]
+        g = node.graph_node
+        if g is not None and g.shape:
+            key = tuple(g.shape)
+            shape = shapes.get(key)
+            if shape is None:
+                shape = shapes[key] = format_shape(g.shape)
+            values[0] = "%s, %s" % (shape, values[0])
+        append("%s%s (%s)\n" % (indent, node.name, ", ".join(values)))
+        children = node.children
+        if children:
+            extend(reversed(children))
 
 
 class _Formatted(dict):
@@ -146,21 +232,34 @@ class _Formatted(dict):
         return text
 
 
-def _pair_columns(cols: list[str]) -> Optional[list[tuple[int, _Formatted, str]]]:
+def _pair_columns(cols: list[str], with_params: bool = False
+                  ) -> Optional[list[tuple[int, _Formatted, str]]]:
     """(stat, formatter, unit) of each column if all are plain self/total pairs, else None.
 
-    ``params`` is not plain in tree views (a variable's shape comes first).
+    ``params`` is not plain in tree views (a variable's shape comes first);
+    ``with_params`` puts its pair first (see _param_lines).
     """
     out = []
+    shared: dict[Callable[[int], str], _Formatted] = {}  # one cache per formatter
+    if with_params:
+        out.append((S.PARAMS, _shared(shared, format_number), " params"))
     for col in cols:
         if col == "float_ops":
-            out.append((S.FLOPS, _Formatted(format_number), " flops"))
+            out.append((S.FLOPS, _shared(shared, format_number), " flops"))
             continue
         attr = metrics.ATTRIBUTES[col]
         if col in ("params", "occurrence") or attr.stat is None:
             return None
-        out.append((attr.stat, _Formatted(FORMATTERS[attr.unit]), ""))
+        out.append((attr.stat, _shared(shared, FORMATTERS[attr.unit]), ""))
     return out
+
+
+def _shared(shared: dict[Callable[[int], str], _Formatted],
+            fmt: Callable[[int], str]) -> _Formatted:
+    cache = shared.get(fmt)
+    if cache is None:
+        cache = shared[fmt] = _Formatted(fmt)
+    return cache
 
 
 #: One column of a tree or code line: its text for a node, or None to leave it out.

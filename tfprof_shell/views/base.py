@@ -22,6 +22,8 @@ ROOT_NAME = "_TFProfRoot"
 SCOPE_PARENT = "_kTFScopeParent"
 GRAPH_PARENT = "_TFGraphParent"
 ZERO_TOTAL: tuple[int, ...] = (0,) * S.N_TOTAL
+#: The definition count a node adds to its own statistics in its total.
+ONE = (1,)
 #: A read-only empty mapping shared by view nodes until they get their own.
 EMPTY: Mapping = MappingProxyType({})
 
@@ -29,7 +31,7 @@ EMPTY: Mapping = MappingProxyType({})
 class ViewNode:
     """A node of a view's structure plus the working state of one command."""
 
-    __slots__ = ("name", "gnode", "children", "kept", "show_children", "account", "self",
+    __slots__ = ("name", "gnode", "children", "kept", "account", "self",
                  "total", "members", "picked", "frame", "suffix", "child_index")
 
     def __init__(self, name: str, gnode: Optional[GraphNode] = None) -> None:
@@ -43,8 +45,6 @@ class ViewNode:
         # by the views that use them, except where noted.
         #: Children kept by the current accounting (they or their subtrees are accounted).
         self.kept: Sequence[ViewNode] = ()
-        #: Children the current command displays, in display order.
-        self.show_children: Sequence[ViewNode] = ()
         self.account = False
         self.self: tuple[int, ...] = S.ZERO_SELF
         self.total: tuple[int, ...] = ZERO_TOTAL
@@ -66,8 +66,13 @@ class ViewNode:
 
     def set_total(self, children: Sequence["ViewNode"]) -> None:
         """Total = own statistics and one definition, plus the totals of ``children``."""
-        own = (*self.self, 1)
-        self.total = tuple(map(sum, zip(own, *[c.total for c in children]))) if children else own
+        own = self.self + ONE
+        if not children:
+            self.total = own
+        elif len(children) == 1:
+            self.total = tuple(map(add, own, children[0].total))
+        else:
+            self.total = tuple(map(sum, zip(own, *[c.total for c in children])))
 
     def aggregate(self, child: "ViewNode") -> None:
         self.total = tuple(map(add, self.total, child.total))
@@ -78,30 +83,54 @@ def sum_totals(nodes: Sequence[ViewNode]) -> tuple[int, ...]:
     return tuple(map(sum, zip(ZERO_TOTAL, *[n.total for n in nodes])))
 
 
-@dataclass
 class DisplayNode:
     """One displayed node of a command's result (immutable by convention).
 
     ``self_stats`` and ``total`` are indexed by model.stats. ``graph_node``
     is set in the scope and graph views; ``graph_nodes`` (unique, by name)
-    in the op and code views.
+    in the op and code views. A plain class with slots rather than a
+    dataclass: a command makes one per displayed row.
     """
 
-    name: str
-    depth: int
-    account: bool
-    self_stats: tuple[int, ...]
-    total: tuple[int, ...]
-    children: list["DisplayNode"] = field(default_factory=list)
-    graph_node: Optional[GraphNode] = None
-    graph_nodes: tuple[GraphNode, ...] = ()
-    #: op/code views: each picked member's own statistics (for occurrence, shapes).
-    member_stats: tuple[tuple[int, ...], ...] = ()
-    frame: Optional[Frame] = None
-    suffix: str = ""
-    #: The view structure node behind this one (code view pprof needs its
-    #: full subtree, not only the displayed part).
-    view_node: Optional[ViewNode] = None
+    __slots__ = ("name", "depth", "account", "self_stats", "total", "children", "graph_node",
+                 "graph_nodes", "member_stats", "frame", "suffix", "view_node")
+    __hash__ = None  # type: ignore[assignment]  # compared by value, like a dataclass
+
+    def __init__(self, name: str, depth: int, account: bool, self_stats: tuple[int, ...],
+                 total: tuple[int, ...], children: Optional[list["DisplayNode"]] = None,
+                 graph_node: Optional[GraphNode] = None,
+                 graph_nodes: tuple[GraphNode, ...] = (),
+                 member_stats: tuple[tuple[int, ...], ...] = (),
+                 frame: Optional[Frame] = None, suffix: str = "",
+                 view_node: Optional[ViewNode] = None) -> None:
+        self.name = name
+        self.depth = depth
+        self.account = account
+        self.self_stats = self_stats
+        self.total = total
+        self.children: list[DisplayNode] = [] if children is None else children
+        self.graph_node = graph_node
+        #: op/code views: each picked graph node (for occurrence, shapes).
+        self.graph_nodes = graph_nodes
+        #: op/code views: each picked member's own statistics (for occurrence, shapes).
+        self.member_stats = member_stats
+        self.frame = frame
+        self.suffix = suffix
+        #: The view structure node behind this one (code view pprof needs its
+        #: full subtree, not only the displayed part).
+        self.view_node = view_node
+
+    def _fields(self) -> tuple:
+        return tuple(getattr(self, f) for f in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._fields() == other._fields()  # type: ignore[attr-defined]
+
+    def __repr__(self) -> str:
+        return "DisplayNode(%s)" % ", ".join("%s=%r" % (f, getattr(self, f))
+                                              for f in self.__slots__)
 
     def walk(self) -> Iterator["DisplayNode"]:
         """This node and all displayed descendants, in display order."""

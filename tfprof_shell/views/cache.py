@@ -2,13 +2,34 @@
 
 from __future__ import annotations
 
-from typing import Any
+import gc
+from typing import Any, Callable, TypeVar
 
 from ..deep import call_deep
 from ..model import Model
 from ..options import Options
 from . import VIEWS
 from .base import ViewResult
+
+T = TypeVar("T")
+#: A view of a model this large is frozen out of the garbage collector's sight.
+_FREEZE_NODES = 10_000
+
+
+def _without_gc(fn: Callable[..., T], *args: Any) -> T:
+    """``call_deep(fn, *args)`` with the cyclic garbage collector paused.
+
+    A view command allocates an object or more per row and frees them at
+    once; collections triggered on the way would only walk the model again
+    and again (nothing here makes reference cycles).
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return call_deep(fn, *args)
+    finally:
+        if enabled:
+            gc.enable()
 
 
 class ProfileViews:
@@ -26,14 +47,18 @@ class ProfileViews:
         """The view ``name`` (a key of VIEWS), built on first use."""
         view = self._views.get(name)
         if view is None:
-            view = call_deep(VIEWS[name], self.model)
+            view = _without_gc(VIEWS[name], self.model)
             self._views[name] = view
+            if gc.isenabled() and len(self.model.nodes) >= _FREEZE_NODES:
+                # A large view lives as long as the session: keep later
+                # collections from walking its hundreds of thousands of nodes.
+                gc.freeze()
         return view
 
     def show(self, view: str, opts: Options) -> ViewResult:
         """The ViewResult of ``view`` for ``opts``."""
         try:
-            return call_deep(self.view(view).show, opts)
+            return _without_gc(self.view(view).show, opts)
         except KeyboardInterrupt:
             # The abandoned worker may still be mutating this view's nodes.
             self._views.pop(view, None)

@@ -8,14 +8,16 @@ in `` (gradient)``.
 
 from __future__ import annotations
 
+from operator import add
 from typing import Optional
 
-from ..engine.account import Accounting
+from ..engine.account import Accounting, sum_stats
 from ..engine.filter import Filter
 from ..engine.order import sort_list_view
 from ..model import Frame, GraphNode, Model
+from ..model.stats import ZERO_SELF
 from ..options import Options
-from .base import ROOT_NAME, ViewNode, ViewResult
+from .base import EMPTY, ONE, ROOT_NAME, ZERO_TOTAL, ViewNode, ViewResult
 from .op import snapshot
 from .tree import show_tree
 
@@ -47,14 +49,6 @@ def forward_name(name: str) -> Optional[str]:
     return name[start:suffix] if suffix > start else name[start:]
 
 
-def _code_node(name: str) -> ViewNode:
-    """A code view node with its own (mutable) members and child index."""
-    node = ViewNode(name)
-    node.members = {}
-    node.child_index = {}
-    return node
-
-
 class CodeView:
     """Call-stack tree, built once per model; :meth:`show` runs one command."""
 
@@ -62,11 +56,13 @@ class CodeView:
 
     def __init__(self, model: Model) -> None:
         self.model = model
-        self.root = _code_node(ROOT_NAME)
+        self.root = ViewNode(ROOT_NAME)
         self.notes: list[str] = []
         # Loaders share one frame list among nodes with the same stack: walk each once.
         self._leaves: dict[tuple[int, str], ViewNode] = {}
         self._labels: dict[Frame, str] = {}
+        #: Nodes that got members (only they may need them sorted).
+        self._with_members: list[ViewNode] = []
         forward: dict[str, GraphNode] = {}
         gradients: dict[str, list[GraphNode]] = {}
         for gnode in model.sorted_nodes():
@@ -77,7 +73,7 @@ class CodeView:
                 gradients.setdefault(fwd, []).append(gnode)
                 continue
             forward[gnode.name] = gnode
-            self._path(gnode.trace, "").members.setdefault(gnode.name, gnode)
+            self._add_member(self._path(gnode.trace, ""), gnode)
         unaccounted = 0
         for fwd in sorted(gradients):
             fnode = forward.get(fwd)
@@ -86,14 +82,24 @@ class CodeView:
                 continue
             leaf = self._path(fnode.trace, GRADIENT_SUFFIX)
             for gnode in gradients[fwd]:
-                leaf.members.setdefault(gnode.name, gnode)
+                self._add_member(leaf, gnode)
         if unaccounted:
             self.notes.append("%d gradient nodes not accounted" % unaccounted)
-        self._sort_members(self.root)
+        for node in self._with_members:
+            if len(node.members) > 1:
+                node.members = dict(sorted(node.members.items()))
+        self._with_members.clear()
         self._leaves.clear()  # keyed by id(): only valid while building
         self._labels.clear()
         #: (step, account regexes) of the accounting the tree holds.
         self._accounted: Optional[tuple[int, tuple[str, ...]]] = None
+
+    def _add_member(self, leaf: ViewNode, gnode: GraphNode) -> None:
+        members = leaf.members
+        if members is EMPTY:
+            members = leaf.members = {}
+            self._with_members.append(leaf)
+        members.setdefault(gnode.name, gnode)  # type: ignore[attr-defined]
 
     def _path(self, frames: list[Frame], suffix: str) -> ViewNode:
         key = (id(frames), suffix)
@@ -109,24 +115,19 @@ class CodeView:
             label = labels.get(frame)
             if label is None:
                 label = labels[frame] = frame_label(frame)
-            label += suffix
-            child = node.child_index.get(label)
+            if suffix:
+                label += suffix
+            index = node.child_index
+            child = index.get(label)
             if child is None:
-                child = _code_node(label)
+                if index is EMPTY:  # a node gets its own index with its first child
+                    index = node.child_index = {}
+                child = index[label] = ViewNode(label)  # type: ignore[index]
                 child.frame = frame
                 child.suffix = suffix
-                node.child_index[label] = child
                 node.children.append(child)
             node = child
         return node
-
-    def _sort_members(self, root: ViewNode) -> None:
-        stack = [root]
-        while stack:
-            node = stack.pop()
-            if len(node.members) > 1:
-                node.members = dict(sorted(node.members.items()))
-            stack.extend(node.children)
 
     def show(self, opts: Options) -> ViewResult:
         """Account, filter, sort and freeze the call-stack tree for one command."""
@@ -137,16 +138,54 @@ class CodeView:
         if opts.account_displayed_op_only:
             notes.append("Note: code view ignores account_displayed_op_only")
 
-        def reaccount(node: ViewNode) -> bool:
-            snapshot(node, accounting, step)
-            return node.account
+        def reaccount(nodes: list[ViewNode]) -> list[ViewNode]:
+            return _account(nodes, step, accounting)
 
         # The code view never re-accounts displayed nodes, so the accounting of
         # the last command is reusable whenever step and regexes are the same.
         key = (step, accounting.patterns)
         reuse, self._accounted = key == self._accounted, None
         shown = show_tree(self.root, None if reuse else reaccount, flt,
-                          lambda ns: sort_list_view(ns, opts.order_by), False, True)
+                          lambda ns: sort_list_view(ns, opts.order_by, True), False, True)
         self._accounted = key
         return ViewResult("code", opts, shown,
                           notes=notes, model=self.model)
+
+
+def _account(nodes: list[ViewNode], step: int, accounting: Accounting) -> list[ViewNode]:
+    """Post-order accounting of the call-stack tree (op.snapshot inlined for the common cases).
+
+    Most nodes are frames above the ops (no members): under the match-all
+    regex they are accounted with zero statistics of their own.
+    """
+    kept = []
+    match_all = accounting.match_all
+    for node in nodes:
+        children = node.children
+        kept_children = _account(children, step, accounting) if children else []
+        members = node.members
+        if not members:
+            node.picked = EMPTY
+            own = node.self = ZERO_SELF
+            account = node.account = match_all
+        elif match_all:
+            node.picked = members  # every member once, by name
+            own = node.self = sum_stats(list(members.values()), step)
+            account = node.account = True
+        else:
+            snapshot(node, accounting, step)
+            own, account = node.self, node.account
+        if account or kept_children:
+            node.kept = kept_children
+            own = own + ONE
+            if not kept_children:
+                node.total = own
+            elif len(kept_children) == 1:
+                node.total = tuple(map(add, own, kept_children[0].total))
+            else:
+                node.total = tuple(map(sum, zip(own, *[c.total for c in kept_children])))
+            kept.append(node)
+        else:
+            node.total = ZERO_TOTAL
+    return kept
+

@@ -7,6 +7,7 @@ that is not accounted passes its kept inputs up to its consumer.
 
 from __future__ import annotations
 
+from operator import add
 from typing import Optional
 
 from ..engine.account import Accounting
@@ -14,8 +15,7 @@ from ..engine.filter import Filter
 from ..engine.order import sort_stable
 from ..model import GraphNode, Model
 from ..options import Options
-from .base import GRAPH_PARENT, ROOT_NAME, ViewNode, ViewResult, sum_totals
-from .tree import to_display
+from .base import GRAPH_PARENT, ONE, ROOT_NAME, DisplayNode, ViewNode, ViewResult, sum_totals
 
 
 class GraphView:
@@ -49,20 +49,33 @@ class GraphView:
         order_by = opts.order_by
         root = self.root
 
+        match_all = accounting.match_all
+        accounts_types = accounting.accounts_types
+
         def account(nodes: list[ViewNode], visited: set[str]) -> list[ViewNode]:
             kept = []
             for node in nodes:
-                if node.name in visited:
+                name = node.name
+                if name in visited:
                     continue
-                visited.add(node.name)
-                kept_children = account(node.children, visited)
-                node.self = node.gnode.stats(step)
-                node.account = accounting.accounts_types(node.gnode.op_types)
-                if node.account:
+                visited.add(name)
+                children = node.children
+                kept_children = account(children, visited) if children else []
+                gnode = node.gnode
+                own = node.self = gnode.stats(step)
+                if match_all or accounts_types(gnode.op_types):
+                    node.account = True
                     node.kept = kept_children
-                    node.set_total(kept_children)
+                    own = own + ONE
+                    if not kept_children:
+                        node.total = own
+                    elif len(kept_children) == 1:
+                        node.total = tuple(map(add, own, kept_children[0].total))
+                    else:
+                        node.total = tuple(map(sum, zip(own, *[c.total for c in kept_children])))
                     kept.append(node)
                 else:
+                    node.account = False
                     kept.extend(kept_children)
             return kept
 
@@ -78,28 +91,42 @@ class GraphView:
                     found.extend(search(node.kept, visited))
             return found
 
-        indents: dict[int, int] = {}
+        passes = flt.passes()
+        max_depth = flt.max_depth
+        trim = flt.trim if flt.trims else None
+
+        def freeze(node: ViewNode, indent: int, shown_children: list[DisplayNode]) -> DisplayNode:
+            if len(shown_children) > 1:
+                shown_children = sort_stable(shown_children, order_by)
+            if displayed_only:
+                node.set_total(shown_children)  # DisplayNodes carry the same totals
+            return DisplayNode(node.name, indent, node.account, node.self, node.total,
+                               shown_children, node.gnode, (), (), node.frame, node.suffix,
+                               node)
 
         def display(nodes: list[ViewNode], depth: int, indent: int,
-                    visited: set[str]) -> list[ViewNode]:
-            shown = []
+                    visited: set[str]) -> list[DisplayNode]:
+            if depth > max_depth:
+                # Nothing is shown or walked below, but these count as visited:
+                # they cannot be shown later where they are less deep.
+                visited.update([n.name for n in nodes])
+                return []
+            deeper = depth + 1
+            shown: list[DisplayNode] = []
             for node in nodes:
-                if node.name in visited:
+                name = node.name
+                if name in visited:
                     continue
-                visited.add(node.name)
-                show = node is root or flt.should_show(node, depth)
-                shown_children: list[ViewNode] = []
-                if not flt.trim(node.name) and depth <= flt.max_depth:
-                    shown_children = display(roots if node is root else node.kept, depth + 1,
-                                             indent + 1 if show else indent, visited)
+                visited.add(name)
+                show = passes(node)
+                below = node.kept
+                shown_children: list[DisplayNode] = []
+                if below and (trim is None or not trim(name)):
+                    shown_children = display(below, deeper, indent + 1 if show else indent,
+                                             visited)
                 if show:
-                    shown_children = sort_stable(shown_children, order_by)
-                    node.show_children = shown_children
-                    if displayed_only:
-                        node.set_total(shown_children)
-                    indents[id(node)] = indent
-                    shown.append(node)
-                else:
+                    shown.append(freeze(node, indent, shown_children))
+                elif shown_children:
                     shown.extend(shown_children)
             return shown
 
@@ -111,9 +138,10 @@ class GraphView:
         roots = root.kept
         if not flt.start_is_all:
             roots = search(roots, set())
-        root.show_children = []
-        display([root], 1, 0, set())
+        # The root is always shown, and its subtree walked unless cut.
+        below = roots if max_depth >= 1 and not flt.trim(root.name) else []
+        visited = {root.name}
+        top = freeze(root, 0, display(below, 2, 1, visited) if below else [])
         # Re-accounting displayed nodes rewrites totals: the next command starts over.
         self._accounted = None if displayed_only else key
-        return ViewResult("graph", opts, to_display(root, 0, False, indents),
-                          model=self.model)
+        return ViewResult("graph", opts, top, model=self.model)

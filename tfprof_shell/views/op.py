@@ -12,7 +12,8 @@ from ..engine.filter import Filter
 from ..engine.order import sort_list_view
 from ..model import Model
 from ..options import Options
-from .base import ROOT_NAME, DisplayNode, ViewNode, ViewResult, sum_totals
+from ..model.stats import ZERO_SELF
+from .base import EMPTY, ROOT_NAME, DisplayNode, ViewNode, ViewResult, sum_totals
 
 
 class OpView:
@@ -67,11 +68,22 @@ class OpView:
 
 def snapshot(entry: ViewNode, accounting: Accounting, step: int) -> None:
     """Pick an entry's members for this command and sum their statistics."""
-    members = list(entry.members.values())
-    picked = accounting.pick(members)
+    members = entry.members
+    if not members:  # most code view nodes: frames above the ops
+        entry.picked = EMPTY
+        entry.self = ZERO_SELF
+        entry.account = accounting.match_all
+        return
+    if accounting.match_all:
+        # Every member once; members are kept by name, as picked must be.
+        entry.picked = members
+        entry.self = sum_stats(list(members.values()), step)
+        entry.account = True
+        return
+    picked = accounting.pick(list(members.values()))
     entry.picked = {n.name: n for n in sorted(set(picked), key=lambda n: n.name)}
     entry.self = sum_stats(picked, step)
-    entry.account = bool(picked) or accounting.match_all
+    entry.account = bool(picked)
 
 
 def chain(entries: list[ViewNode]) -> list[ViewNode]:

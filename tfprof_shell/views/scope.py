@@ -2,15 +2,29 @@
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Optional
 
 from ..engine.account import Accounting
 from ..engine.filter import Filter
 from ..engine.order import sort_stable
 from ..model import GraphNode, Model
+from ..model.stats import ZERO_SELF
 from ..options import Options
 from .base import ROOT_NAME, SCOPE_PARENT, ViewNode, ViewResult
-from .tree import show_tree
+from .tree import account_scope_tree, show_tree
+
+
+class _ScopeParent(GraphNode):
+    """The graph node of a name scope that is no graph node itself: it never ran."""
+
+    __slots__ = ()
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name, SCOPE_PARENT)
+
+    def stats(self, step: int) -> tuple[int, ...]:
+        return ZERO_SELF
 
 
 class ScopeView:
@@ -21,22 +35,34 @@ class ScopeView:
     def __init__(self, model: Model) -> None:
         self.model = model
         by_name: dict[str, ViewNode] = {}
+        roots: list[ViewNode] = []
+        # Nodes come in name order, so a scope's own graph node (a prefix of
+        # its members' names) is always met before the scope is needed.
         for gnode in model.sorted_nodes():
-            if gnode.name not in by_name:
-                by_name[gnode.name] = ViewNode(gnode.name, gnode)
-            scope = gnode.name
-            while "/" in scope:
-                scope = scope.rsplit("/", 1)[0]
-                if scope in by_name:
-                    break  # its ancestors are all there already
-                by_name[scope] = ViewNode(scope, GraphNode(scope, SCOPE_PARENT))
-        roots = []
-        for name in sorted(by_name):
-            node = by_name[name]
-            if "/" in name:
-                by_name[name.rsplit("/", 1)[0]].children.append(node)
+            name = gnode.name
+            if name in by_name:
+                continue
+            node = by_name[name] = ViewNode(name, gnode)
+            cut = name.rfind("/")
+            while cut >= 0:
+                scope = name[:cut]
+                parent = by_name.get(scope)
+                if parent is not None:
+                    parent.children.append(node)
+                    break
+                parent = by_name[scope] = ViewNode(scope, _ScopeParent(scope))
+                parent.children.append(node)
+                node, name = parent, scope
+                cut = name.rfind("/")
             else:
                 roots.append(node)
+        # Appended in name order of the first member met; siblings sort by name
+        # ("a/b" comes before "a/b-c" but is made after it): nearly sorted already.
+        by = attrgetter("name")
+        roots.sort(key=by)
+        for node in by_name.values():
+            if len(node.children) > 1:
+                node.children.sort(key=by)
         self.root = ViewNode(ROOT_NAME, GraphNode(ROOT_NAME, SCOPE_PARENT))
         self.root.children = roots
         #: (step, account regexes) of the accounting the tree holds, if reusable.
@@ -48,9 +74,8 @@ class ScopeView:
         accounting = Accounting(opts.account_type_regexes)
         flt = Filter(opts, "scope")
 
-        def reaccount(node: ViewNode) -> bool:
-            node.self = node.gnode.stats(step)
-            return accounting.accounts_types(node.gnode.op_types)
+        def reaccount(nodes: list[ViewNode]) -> list[ViewNode]:
+            return account_scope_tree(nodes, step, accounting)
 
         key = (step, accounting.patterns)
         reuse, self._accounted = key == self._accounted, None

@@ -9,45 +9,64 @@ visits each node once); it lives in graph.py.
 
 from __future__ import annotations
 
+from operator import add
 from typing import Callable, Optional
 
+
+from ..engine.account import Accounting
 from ..engine.filter import Filter
-from .base import ZERO_TOTAL, DisplayNode, ViewNode, sum_totals
+from .base import ONE, ZERO_TOTAL, DisplayNode, ViewNode, sum_totals
 
 
-def show_tree(root: ViewNode, reaccount: Optional[Callable[[ViewNode], bool]], flt: Filter,
-              sort: Callable[[list[ViewNode]], list[ViewNode]], displayed_only: bool,
+def show_tree(root: ViewNode,
+              reaccount: Optional[Callable[[list[ViewNode]], list[ViewNode]]], flt: Filter,
+              sort: Callable[[list[DisplayNode]], list[DisplayNode]], displayed_only: bool,
               code_rules: bool) -> DisplayNode:
     """One command on a scope or code tree: account, re-root, display, freeze.
 
-    ``reaccount`` None reuses the accounting of the previous command (the
-    caller knows it had the same step and account regexes and that its
-    display did not re-account totals).
+    ``reaccount(nodes)`` accounts the trees below ``nodes`` and returns the
+    kept ones (e.g. account_scope_tree); None reuses the
+    accounting of the previous command (the caller knows it had the same
+    step and account regexes and that its display did not re-account
+    totals). ``sort`` orders sibling DisplayNodes.
     """
     if reaccount is not None:
-        root.kept = account_tree(root.children, reaccount)
+        root.kept = reaccount(root.children)
         root.total = sum_totals(root.kept)
     roots = root.kept
     if not flt.start_is_all:
         roots = search_roots(roots, flt.start)
-    displays: dict[int, DisplayNode] = {}
-    shown = print_tree([root], flt, 1, 0, root, roots, sort, displayed_only, code_rules,
-                       displays)
+    shown = print_tree([root], flt, 1, 0, root, roots, sort, displayed_only, code_rules)
     if not shown:  # the root itself is cut (code view: max_depth < 1 or trimmed)
-        root.show_children = []
         return _freeze(root, 0, [], code_rules)
-    return displays[id(root)]
+    return shown[0]
 
 
-def account_tree(nodes: list[ViewNode], reaccount: Callable[[ViewNode], bool]) -> list[ViewNode]:
-    """Post-order accounting; returns the kept nodes among ``nodes``."""
+def account_scope_tree(nodes: list[ViewNode], step: int, accounting: Accounting) -> list[ViewNode]:
+    """Post-order accounting of a scope tree; returns the kept nodes among ``nodes``.
+
+    A node is kept when it is accounted or has kept descendants. Its own
+    statistics are its graph node's for ``step``; it is accounted when one
+    of its graph node's types matches the account regexes.
+    """
     kept = []
+    match_all = accounting.match_all
+    accounts_types = accounting.accounts_types
     for node in nodes:
-        kept_children = account_tree(node.children, reaccount) if node.children else []
-        node.account = reaccount(node)
-        if node.account or kept_children:
+        children = node.children
+        kept_children = account_scope_tree(children, step, accounting) if children else []
+        gnode = node.gnode
+        own = node.self = gnode.stats(step)
+        account = node.account = match_all or accounts_types(gnode.op_types)
+        if account or kept_children:
             node.kept = kept_children
-            node.set_total(kept_children)
+            own = own + ONE
+            if not kept_children:
+                node.total = own
+            elif len(kept_children) == 1:
+                node.total = tuple(map(add, own, kept_children[0].total))
+            else:
+                node.total = tuple(map(sum, zip(own, *[c.total for c in kept_children])))
             kept.append(node)
         else:
             node.total = ZERO_TOTAL
@@ -65,12 +84,6 @@ def search_roots(nodes: list[ViewNode], start: Callable[[str], bool]) -> list[Vi
     return found
 
 
-def to_display(node: ViewNode, depth: int, multi: bool, indents: dict[int, int]) -> DisplayNode:
-    """Freeze a displayed ViewNode subtree into DisplayNodes."""
-    children = [to_display(c, indents[id(c)], multi, indents) for c in node.show_children]
-    return _freeze(node, depth, children, multi)
-
-
 def _freeze(node: ViewNode, depth: int, children: list[DisplayNode], multi: bool) -> DisplayNode:
     """One displayed node, its statistics as they are now."""
     picked = tuple(node.picked.values()) if multi else ()
@@ -81,36 +94,112 @@ def _freeze(node: ViewNode, depth: int, children: list[DisplayNode], multi: bool
 
 def print_tree(nodes: list[ViewNode], flt: Filter, depth: int, indent: int,
                root: ViewNode, roots: list[ViewNode],
-               sort: Callable[[list[ViewNode]], list[ViewNode]],
-               displayed_only: bool, code_rules: bool,
-               displays: dict[int, DisplayNode]) -> list[ViewNode]:
-    """Decide the displayed nodes below ``nodes`` (the engine's PrintScope).
+               sort: Callable[[list[DisplayNode]], list[DisplayNode]],
+               displayed_only: bool, code_rules: bool) -> list[DisplayNode]:
+    """The displayed nodes below ``nodes`` (the engine's PrintScope), frozen.
 
-    Walks the kept children (``roots`` below the root) and sets each shown
-    node's ``show_children``. ``code_rules`` selects the code view's
+    Walks the kept children (``roots`` below the root); each shown node
+    becomes a DisplayNode once its totals are final, with its shown
+    descendants as children. ``code_rules`` selects the code view's
     variant: a trimmed or too deep node is dropped with its subtree, and
-    totals are never re-accounted. ``displays`` receives each shown node's
-    DisplayNode (by ``id`` of the ViewNode), made once its totals are final.
+    totals are never re-accounted.
     """
-    shown = []
-    for node in nodes:
-        if code_rules and (flt.trim(node.name) or depth > flt.max_depth):
-            continue
-        show = node is root or flt.should_show(node, depth)
-        child_indent = indent + 1 if show else indent
-        shown_children: list[ViewNode] = []
-        if code_rules or (not flt.trim(node.name) and depth <= flt.max_depth):
-            shown_children = print_tree(roots if node is root else node.kept, flt, depth + 1,
-                                        child_indent, root, roots, sort, displayed_only,
-                                        code_rules, displays)
-        if show:
-            shown_children = sort(shown_children)
-            node.show_children = shown_children
-            if displayed_only and not code_rules:
-                node.set_total(shown_children)
-            displays[id(node)] = _freeze(node, indent,
-                                         [displays[id(c)] for c in shown_children], code_rules)
-            shown.append(node)
-        else:
-            shown.extend(shown_children)
-    return shown
+    walk = _CodeWalk if code_rules else _ScopeWalk
+    return walk(flt, root, roots, sort, displayed_only).visit(nodes, depth, indent)
+
+
+class _ScopeWalk:
+    """print_tree for the scope view (one walk; the state every level shares)."""
+
+    def __init__(self, flt: Filter, root: ViewNode, roots: list[ViewNode],
+                 sort: Callable[[list[DisplayNode]], list[DisplayNode]],
+                 displayed_only: bool) -> None:
+        self.flt = flt
+        self.root = root
+        self.roots = roots
+        self.sort = sort
+        self.displayed_only = displayed_only
+
+    def visit(self, nodes: list[ViewNode], depth: int, indent: int) -> list[DisplayNode]:
+        root = self.root
+        flt = self.flt
+        self.passes = flt.passes()
+        if len(nodes) == 1 and nodes[0] is root:  # the first call: the root is always shown
+            below = self.roots if depth <= flt.max_depth and not flt.trim(root.name) else []
+            return [self._shown(root, indent, self._visit(below, depth + 1, indent + 1)
+                                if below else [])]
+        return self._visit(nodes, depth, indent)
+
+    def _visit(self, nodes: list[ViewNode], depth: int, indent: int) -> list[DisplayNode]:
+        flt = self.flt
+        if depth > flt.max_depth:  # nothing shown, nothing visited
+            return []
+        trim = flt.trim if flt.trims else None
+        passes = self.passes
+        shown_ = self._shown
+        deeper = depth + 1 if depth < flt.max_depth else 0
+        shown: list[DisplayNode] = []
+        for node in nodes:
+            show = passes(node)
+            below = node.kept
+            shown_children: list[DisplayNode] = []
+            if below and deeper and (trim is None or not trim(node.name)):
+                shown_children = self._visit(below, deeper, indent + 1 if show else indent)
+            if show:
+                shown.append(shown_(node, indent, shown_children))
+            elif shown_children:
+                shown.extend(shown_children)
+        return shown
+
+    def _shown(self, node: ViewNode, indent: int,
+               shown_children: list[DisplayNode]) -> DisplayNode:
+        if len(shown_children) > 1:
+            shown_children = self.sort(shown_children)
+        if self.displayed_only:
+            node.set_total(shown_children)  # DisplayNodes carry the same totals
+        return DisplayNode(node.name, indent, node.account, node.self, node.total,
+                           shown_children, node.gnode, (), (), node.frame, node.suffix, node)
+
+
+class _CodeWalk(_ScopeWalk):
+    """print_tree for the code view: cut subtrees are skipped, totals are final."""
+
+    def visit(self, nodes: list[ViewNode], depth: int, indent: int) -> list[DisplayNode]:
+        flt = self.flt
+        if depth > flt.max_depth:
+            return []
+        root = self.root
+        if len(nodes) == 1 and nodes[0] is root:  # the first call
+            if flt.trims and flt.trim(root.name):
+                return []
+            self.passes = flt.passes()
+            return [self._shown(root, indent, self.visit(self.roots, depth + 1, indent + 1))]
+        return self._visit(nodes, depth, indent)
+
+    def _visit(self, nodes: list[ViewNode], depth: int, indent: int) -> list[DisplayNode]:
+        flt = self.flt
+        trim = flt.trim if flt.trims else None
+        passes = self.passes
+        shown_ = self._shown
+        deeper = depth + 1 if depth < flt.max_depth else 0
+        shown: list[DisplayNode] = []
+        for node in nodes:
+            if trim is not None and trim(node.name):
+                continue
+            below = node.kept
+            if passes(node):
+                shown.append(shown_(node, indent, self._visit(below, deeper, indent + 1)
+                                    if below and deeper else []))
+            elif below and deeper:
+                shown.extend(self._visit(below, deeper, indent))
+        return shown
+
+    def _shown(self, node: ViewNode, indent: int,
+               shown_children: list[DisplayNode]) -> DisplayNode:
+        if len(shown_children) > 1:
+            shown_children = self.sort(shown_children)
+        picked = node.picked
+        return DisplayNode(node.name, indent, node.account, node.self, node.total,
+                           shown_children, node.gnode,
+                           tuple(picked.values()) if picked else (), (), node.frame,
+                           node.suffix, node)
