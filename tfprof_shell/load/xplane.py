@@ -28,15 +28,17 @@ Several files (hosts) load together; node names then start with the host.
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_right
+from functools import partial
 from typing import Any, Optional, Sequence
 
-from ..model import ExecMemory, ExecStep, GraphNode, Model, Source
+from ..model import ExecMemory, ExecStep, Frame, GraphNode, Model, Source
 from .records import CPU_DEVICE, GPU_DEVICE
 from .runmeta import host_device_of, is_accelerator_stream, is_canonical_device
 from .detect import host_name
 from .pystack import stacks as _stacks  # noqa: F401 - tests check it directly
-from .xspace import Exec, Host, parse_tf_op, read_xspace, time_origin
+from .xspace import Exec, Host, parse_tf_op, read_xspace_picked, time_origin
 
 
 class _Steps:
@@ -65,20 +67,87 @@ class _Steps:
 
 
 def _host_execs(host: Host) -> list[Exec]:
+    """The host's executions (without traces); each line keeps just their starts
+    and names (for :class:`_DeferredTraces`)."""
     cpu = CPU_DEVICE % host.index
     out: list[Exec] = []
     prefix, gpu_of = host.prefix, host.gpu_of
     for line in host.lines:
-        traces = line.traces
+        names = line.exec_names
         for start, _, name, op, self_ps in line.ops:
             name = prefix + name
             gpu = gpu_of.get(name)
             device = cpu if gpu is None else GPU_DEVICE % (host.index, gpu)
-            out.append(Exec(start, self_ps, name, op, device, None, traces.get(start)))
+            out.append(Exec(start, self_ps, name, op, device))
+            names.append(name)
         for start, dur, op in line.runs:
-            out.append(Exec(start, dur, prefix + op, op, cpu, None, traces.get(start)))
-        line.traces = {}
+            out.append(Exec(start, dur, prefix + op, op, cpu))
+            names.append(prefix + op)
+        line.exec_starts = array("q", [o[0] for o in line.ops] + [r[0] for r in line.runs])
+        line.ops, line.runs, line.eagers, line.kernels = [], [], [], []
     return out
+
+
+class _DeferredTraces:
+    """The nodes' Python stacks, looked up all at once when the first is asked for.
+
+    A node's trace is the stack of its first execution (in time, then reading
+    order) that has a step and a non-empty stack, as :func:`_add_execs` would
+    set it from the executions' traces.
+    """
+
+    def __init__(self, hosts: Sequence[Host], steps: _Steps, default: Optional[int]) -> None:
+        self.hosts: Optional[Sequence[Host]] = hosts
+        self.steps, self.default = steps, default
+        self.found: dict[str, list[Frame]] = {}
+
+    def resolve(self) -> bool:
+        """Look the stacks up (once); whether any execution with a step has one."""
+        hosts, self.hosts = self.hosts, None
+        if hosts is None:
+            return bool(self.found)
+        first: dict[str, tuple[int, list[Frame]]] = {}
+        at, default = self.steps.at, self.default
+        for host in hosts:
+            host.take_stacks()
+            for line in host.lines:
+                traces = line.traces
+                for start, name in zip(line.exec_starts, line.exec_names):
+                    trace = traces.get(start)
+                    if not trace or (default is None and at(start) is None):
+                        continue
+                    best = first.get(name)
+                    if best is None or start < best[0]:
+                        first[name] = (start, trace)
+                line.traces = {}
+        self.found = {name: trace for name, (_, trace) in first.items()}
+        return bool(self.found)
+
+    def trace_of(self, name: str) -> Optional[list[Frame]]:
+        """The trace of node ``name`` (resolving all traces on the first call)."""
+        self.resolve()
+        return self.found.get(name)
+
+
+class _XplaneModel(Model):
+    """A Model whose ``has_trace`` may wait for :class:`_DeferredTraces` (the
+    code view and the advisor read it; the other views never pay for it)."""
+
+    _traces: Optional[_DeferredTraces] = None
+    _has_trace = False
+
+    @property  # type: ignore[override]
+    def has_trace(self) -> bool:
+        deferred = self._traces
+        if deferred is not None:
+            self._traces = None
+            if deferred.resolve():
+                self._has_trace = True
+        return self._has_trace
+
+    @has_trace.setter
+    def has_trace(self, value: bool) -> None:
+        self._has_trace = value
 
 
 def _add_memory(model: Model, host: Host, steps: _Steps, default: Optional[int],
@@ -179,7 +248,7 @@ def _add_execs(model: Model, execs: Sequence[Exec], ref_ps: int) -> int:
 
 def model_from_hosts(hosts: Sequence[Host], ref_ns: int, source: Source) -> Model:
     """Build a Model from hosts read onto one time axis (picoseconds after ``ref_ns``)."""
-    model = Model(source)
+    model = _XplaneModel(source)
     ref_ps = ref_ns * 1000
     steps = _Steps([m for h in hosts for m in h.markers])
     default = None if steps.markers else 0
@@ -202,6 +271,13 @@ def model_from_hosts(hosts: Sequence[Host], ref_ns: int, source: Source) -> Mode
             execs.append(ex)
     execs.sort(key=lambda e: (e.start, e.name))
     left_out = _add_execs(model, execs, ref_ps)
+    del execs
+    if any(host.has_frames for host in hosts):
+        deferred = _DeferredTraces(hosts, steps, default)
+        model._traces = deferred
+        for node in model.nodes.values():
+            if node.trace is None:
+                node.defer_trace(partial(deferred.trace_of, node.name))
     for host in hosts:
         if host.xla is not None:
             host.xla.apply(model, host.index)
@@ -228,13 +304,13 @@ def load_xplane(paths: Sequence[str], note: str = "") -> Model:
     hosts = []
     ref_ns: Optional[int] = None
     for i, path in enumerate(paths):
-        space = read_xspace(path)
+        space, picked = read_xspace_picked(path)
         epoch, first = time_origin(space)
         if ref_ns is None:
             ref_ns = epoch + first
         prefix = host_name(path) + "/" if len(paths) > 1 else ""
-        hosts.append(Host(space, i, prefix, epoch - ref_ns))
-        del space
+        hosts.append(Host(space, i, prefix, epoch - ref_ns, path, picked))
+        del space, picked
     model = model_from_hosts(hosts, ref_ns or 0, Source("xplane", tuple(paths), note))
     if note:
         model.notes.insert(0, note)

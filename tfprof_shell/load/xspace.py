@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import re
 import zlib
+from array import array
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional
+from itertools import compress
+from operator import not_
+from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 from ..errors import LoadError
 from ..model import Frame
-from ..proto import xplane_pb2
+from ..proto import xplane_columns_pb2, xplane_pb2
 from .files import parse_binary, read_bytes
-from .pystack import Line, StackStream, attach_traces, eager_execs, subtract_nested
+from .pystack import Line, attach_traces, eager_execs, subtract_nested
 from .records import GPU_STREAM_ALL
 
 if TYPE_CHECKING:
@@ -39,7 +42,6 @@ _TF_OP = re.compile(r"([A-Za-z0-9.][A-Za-z0-9_./>-]*):([A-Z_][A-Za-z0-9_]*)")
 _PY_FRAME = re.compile(r"\$(.+?):(\d+) (.*)")
 _GZIP = b"\x1f\x8b"
 
-_NEVER = 1 << 62
 # Event kinds on host lines, decided once per event metadata.
 _OP, _PY, _EAGER, _EAGER_KERNEL, _MEMORY, _OTHER = range(6)
 
@@ -61,6 +63,22 @@ def parse_py_frame(text: str) -> Optional[Frame]:
 
 def read_xspace(path: str) -> Any:
     """Parse one ``.xplane.pb`` (optionally gzip-compressed); LoadError if it is not one."""
+    return read_xspace_picked(path, pick=False)[0]
+
+
+@dataclass
+class Picked:
+    """The events of one host line worth a message each (see :func:`read_xspace_picked`)."""
+
+    n_events: int
+    has_frames: bool
+    indices: "array[int]"
+
+
+def read_xspace_picked(path: str, pick: bool = True) -> tuple[Any, dict[tuple[int, int], Picked]]:
+    """:func:`read_xspace`, and if ``pick``, for each host line (plane index, line
+    index): which events are not Python-tracer events, from the same bytes read
+    with ``xplane_columns.proto`` (each line's metadata ids as one array)."""
     if path.endswith(".riegeli"):
         raise LoadError("--profile_path %s: .xplane.riegeli files are not supported; "
                         "use the .xplane.pb files of the same run" % path)
@@ -70,10 +88,43 @@ def read_xspace(path: str) -> Any:
             data = zlib.decompress(data, 31)
         except zlib.error:
             raise LoadError("--profile_path %s: gzip data does not decompress" % path) from None
+    picked: dict[tuple[int, int], Picked] = {}
+    if pick:
+        # Parsed first and dropped before the full parse, so both never coexist.
+        columns = parse_binary(xplane_columns_pb2.XSpaceColumns, data)
+        if columns is not None:
+            picked = _pick(columns)
+        del columns
     space = parse_binary(xplane_pb2.XSpace, data)
     if space is None or not _looks_like_xspace(space):
         raise LoadError("--profile_path %s: not an XSpace (.xplane.pb) file" % path)
-    return space
+    return space, picked
+
+
+def _pick(columns: Any) -> dict[tuple[int, int], Picked]:
+    out: dict[tuple[int, int], Picked] = {}
+    for p, plane in enumerate(columns.planes):
+        if plane.name not in HOST_PLANES:
+            continue
+        frame_ids, py_ids = _python_ids((k, v.name) for k, v in plane.event_metadata.items())
+        for li, line in enumerate(plane.lines):
+            ids = line.events.metadata_id
+            # (never copied to a list: millions of ints would cost hundreds of MB)
+            keep = compress(range(len(ids)), map(not_, map(py_ids.__contains__, ids)))
+            out[(p, li)] = Picked(len(ids), any(map(frame_ids.__contains__, ids)),
+                                  array("q", keep))
+    return out
+
+
+def _python_ids(names: Iterable[tuple[int, str]]) -> tuple[set[int], set[int]]:
+    """(ids of Python frames, ids of all Python-tracer events incl. C calls)."""
+    frames, python = set(), set()
+    for md_id, name in names:
+        if name.startswith("$"):
+            python.add(md_id)
+            if parse_py_frame(name) is not None:
+                frames.add(md_id)
+    return frames, python
 
 
 def _looks_like_xspace(space: Any) -> bool:
@@ -159,11 +210,19 @@ class Exec:
 
 
 class Host:
-    """One host's XSpace reduced to executions, markers and memory events."""
+    """One host's XSpace reduced to executions, markers and memory events.
 
-    def __init__(self, space: Any, index: int, prefix: str, shift_ns: int = 0) -> None:
-        """``shift_ns`` moves line timestamps onto the common time axis of all hosts."""
+    Python frames are not read here; :meth:`take_stacks` reads them (from the
+    file again) when a trace is first asked for.
+    """
+
+    def __init__(self, space: Any, index: int, prefix: str, shift_ns: int = 0,
+                 path: str = "", picked: Optional[dict[tuple[int, int], Picked]] = None) -> None:
+        """``shift_ns`` moves line timestamps onto the common time axis of all hosts;
+        ``path`` is the file ``space`` was read from (without one, ``space`` is
+        kept for :meth:`take_stacks`); ``picked`` its :func:`read_xspace_picked`."""
         self.index, self.prefix, self.shift_ns = index, prefix, shift_ns
+        self.path = path
         self.lines: list[Line] = []
         self.markers: list[tuple[int, int, int]] = []
         self.kernels: list[Exec] = []
@@ -173,87 +232,56 @@ class Host:
         #: XLA kernels, if any; made on the first (so TF-only profiles never load XLA's code).
         self.xla: Optional[XlaKernels] = None
         self._space = space
-        xlines: list[tuple[Any, Any]] = []
-        for plane in space.planes:
+        for p, plane in enumerate(space.planes):
             if plane.name in HOST_PLANES:
-                self._read_host(plane, xlines)
+                self._read_host(plane, p, picked or {})
             else:
                 m = _GPU_PLANE.fullmatch(plane.name)
                 if m:
                     self._read_device(plane, int(m.group(1)))
-        self._host_runs(xlines)
+        for line in self.lines:
+            subtract_nested(line.ops)
+            line.runs = eager_execs(line)
+        self.has_frames = any(line.has_frames for line in self.lines)
+        self._kept = space if not path and self.has_frames else None
         del self._space
 
-    def _read_host(self, plane: Any, xlines: list[tuple[Any, Any]]) -> None:
+    def _read_host(self, plane: Any, p: int, picked: dict[tuple[int, int], Picked]) -> None:
         stats = _Stats(plane)
         kinds: dict[int, int] = {}
         payloads: dict[int, Any] = {}
-        frames: dict[int, Frame] = {}
         for md_id, md in plane.event_metadata.items():
             kinds[md_id], payloads[md_id] = _classify(md.name)
-            if kinds[md_id] == _PY and payloads[md_id] is not None:
-                frames[md_id] = payloads[md_id]
+        frame_ids, py_ids = _python_ids((k, v.name) for k, v in plane.event_metadata.items())
         # Only these stats matter on other events (executor ids, step markers).
         wanted = {k: v for k, v in stats.names.items() if v in ("step_num", "id")}
         eager_stats = {k: v for k, v in stats.names.items() if v in ("eager_op", "is_func")}
-        frame_of, kind_of = frames.get, kinds.get
-        for xline in plane.lines:
+        kind_of = kinds.get
+        for li, xline in enumerate(plane.lines):
             if xline.name in DERIVED_LINES:
                 continue
-            line = Line()
+            line = Line(where=(p, li))
             base = (self.shift_ns + xline.timestamp_ns) * 1000
-            stream = StackStream()
-            ends, stack, pending = stream.ends, stream.frames, stream.pending
-            resolve = stream.resolve
+            events = xline.events
+            n = len(events)
+            pick = picked.get((p, li))
+            if pick is not None and pick.n_events == n:  # no event left its id out
+                line.has_frames = pick.has_frames
+                chosen: Iterable[int] = pick.indices
+            else:
+                ids = [ev.metadata_id for ev in events]
+                line.has_frames = any(map(frame_ids.__contains__, ids))
+                chosen = compress(range(n), map(not_, map(py_ids.__contains__, ids)))
+            # Python-tracer events (most of a traced thread) get no message at all.
             ops = line.ops
-            n_frames = 0
-            last = -1 << 62  # the latest start seen; events come in start order
-            in_order = True
-            first_pending = _NEVER  # the earliest time in pending
-            for ev in xline.events:
+            for ev in map(events.__getitem__, chosen):
                 md_id = ev.metadata_id
-                frame = frame_of(md_id)
-                if frame is not None:
-                    start = base + ev.offset_ps
-                    if start < last:
-                        in_order = False
-                    last = start
-                    if start > first_pending:
-                        resolve(start, n_frames)
-                        first_pending = pending[0] if pending else _NEVER
-                    while ends[-1] <= start:  # ends[0] is a sentinel that never ends
-                        ends.pop()
-                        stack.pop()
-                    ends.append(start + ev.duration_ps)
-                    stack.append(frame)
-                    n_frames += 1
-                    continue
                 kind = kind_of(md_id, _OTHER)
                 if kind == _OTHER:
                     if ev.stats:
-                        start = self._read_marks(ev, wanted, base, line)
-                        if start is not None:  # an executor id: may be asked for
-                            if start < last:
-                                in_order = False
-                            last = start
-                            if not pending:
-                                first_pending = start
-                                pending.append(start)
-                            elif pending[-1] != start:
-                                pending.append(start)
+                        self._read_marks(ev, wanted, base, line)
                     continue
-                if kind == _PY:
-                    continue  # a C function: not a frame
                 start = base + ev.offset_ps
-                # this start may be asked for its Python stack (see _host_runs)
-                if start < last:
-                    in_order = False
-                last = start
-                if not pending:
-                    first_pending = start
-                    pending.append(start)
-                elif pending[-1] != start:
-                    pending.append(start)
                 if kind == _OP:
                     dur = ev.duration_ps
                     name, op = payloads[md_id]
@@ -269,15 +297,23 @@ class Host:
                         line.eagers.append((start, end, str(op)))
                 elif kind == _MEMORY:
                     self.memory.append((start, payloads[md_id], stats.of(ev)))
-            line.n_frames = n_frames
-            line.snapshots = stream.close(in_order, n_frames)
             self.lines.append(line)
-            xlines.append((plane, xline))
 
-    def _reread_frames(self, xlines: list[tuple[Any, Any]], i: int) -> None:
+    def take_stacks(self) -> None:
+        """Fill each line's ``traces`` for its ``exec_starts``: the Python stack
+        that ran each execution. Reads the file's Python frames (once)."""
+        if not self.has_frames:
+            return
+        space = self._kept if self._kept is not None else read_xspace(self.path)
+        self._kept = None
+        attach_traces(self.lines, [list(line.exec_starts) for line in self.lines],
+                      lambda i: self._read_frames(space, i))
+
+    def _read_frames(self, space: Any, i: int) -> None:
         """Keep line i's Python frames as arrays (for :func:`.pystack.stacks`)."""
-        plane, xline = xlines[i]
         line = self.lines[i]
+        plane = space.planes[line.where[0]]
+        xline = plane.lines[line.where[1]]
         frames: dict[int, Frame] = {}
         for md_id, md in plane.event_metadata.items():
             kind, payload = _classify(md.name)
@@ -298,21 +334,11 @@ class Host:
                 f_end(start + ev.duration_ps)
                 f_frame(frame)
 
-    def _host_runs(self, xlines: list[tuple[Any, Any]]) -> None:
-        """Self times, eager executions and Python stacks of every host line."""
-        starts = []
-        for line in self.lines:
-            subtract_nested(line.ops)
-            line.runs = eager_execs(line)
-            starts.append([o[0] for o in line.ops] + [r[0] for r in line.runs])
-        attach_traces(self.lines, starts, lambda i: self._reread_frames(xlines, i))
-
-    def _read_marks(self, ev: Any, wanted: dict[int, str], base: int,
-                    line: Line) -> Optional[int]:
-        """Note a step marker or executor id; the start of an id event, else None."""
+    def _read_marks(self, ev: Any, wanted: dict[int, str], base: int, line: Line) -> None:
+        """Note a step marker or executor id."""
         found = {wanted[st.metadata_id]: st for st in ev.stats if st.metadata_id in wanted}
         if not found:
-            return None
+            return
         start = base + ev.offset_ps
         end = start + ev.duration_ps
         step = found.get("step_num")
@@ -321,8 +347,6 @@ class Host:
         elif "id" in found:
             st = found["id"]
             line.ids.append((start, end, st.int64_value or st.uint64_value))
-            return start
-        return None
 
     def _read_device(self, plane: Any, gpu: int) -> None:
         stats = _Stats(plane)

@@ -13,10 +13,27 @@ class XSpaceColumns(_message.Message):
     def __init__(self, planes: _Optional[_Iterable[_Union[XPlaneColumns, _Mapping]]] = ...) -> None: ...
 
 class XPlaneColumns(_message.Message):
-    __slots__ = ("lines",)
+    __slots__ = ("name", "lines", "event_metadata")
+    class EventMetadataEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: int
+        value: EventName
+        def __init__(self, key: _Optional[int] = ..., value: _Optional[_Union[EventName, _Mapping]] = ...) -> None: ...
+    NAME_FIELD_NUMBER: _ClassVar[int]
     LINES_FIELD_NUMBER: _ClassVar[int]
+    EVENT_METADATA_FIELD_NUMBER: _ClassVar[int]
+    name: str
     lines: _containers.RepeatedCompositeFieldContainer[XLineColumns]
-    def __init__(self, lines: _Optional[_Iterable[_Union[XLineColumns, _Mapping]]] = ...) -> None: ...
+    event_metadata: _containers.MessageMap[int, EventName]
+    def __init__(self, name: _Optional[str] = ..., lines: _Optional[_Iterable[_Union[XLineColumns, _Mapping]]] = ..., event_metadata: _Optional[_Mapping[int, EventName]] = ...) -> None: ...
+
+class EventName(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
 
 class XLineColumns(_message.Message):
     __slots__ = ("events",)
@@ -25,11 +42,7 @@ class XLineColumns(_message.Message):
     def __init__(self, events: _Optional[_Union[EventColumns, _Mapping]] = ...) -> None: ...
 
 class EventColumns(_message.Message):
-    __slots__ = ("metadata_id", "offset_ps", "duration_ps")
+    __slots__ = ("metadata_id",)
     METADATA_ID_FIELD_NUMBER: _ClassVar[int]
-    OFFSET_PS_FIELD_NUMBER: _ClassVar[int]
-    DURATION_PS_FIELD_NUMBER: _ClassVar[int]
     metadata_id: _containers.RepeatedScalarFieldContainer[int]
-    offset_ps: _containers.RepeatedScalarFieldContainer[int]
-    duration_ps: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, metadata_id: _Optional[_Iterable[int]] = ..., offset_ps: _Optional[_Iterable[int]] = ..., duration_ps: _Optional[_Iterable[int]] = ...) -> None: ...
+    def __init__(self, metadata_id: _Optional[_Iterable[int]] = ...) -> None: ...
