@@ -31,6 +31,7 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_right
 from functools import partial
+from operator import itemgetter
 from typing import Any, Optional, Sequence
 
 from ..model import ExecMemory, ExecStep, Frame, GraphNode, Model, Source
@@ -38,7 +39,7 @@ from .records import CPU_DEVICE, GPU_DEVICE
 from .runmeta import host_device_of, is_accelerator_stream, is_canonical_device
 from .detect import host_name
 from .pystack import stacks as _stacks  # noqa: F401 - tests check it directly
-from .xspace import Exec, Host, parse_tf_op, read_xspace_picked, time_origin
+from .xspace import Host, parse_tf_op, read_xspace_picked, time_origin
 
 
 class _Steps:
@@ -66,23 +67,31 @@ class _Steps:
         return self.markers[i][2] if i >= 0 else None
 
 
-def _host_execs(host: Host) -> list[Exec]:
+#: An execution as the model is built from it: (start ps, node name, duration ps,
+#: op type, device, step or None).
+Row = tuple[int, str, int, str, str, Optional[int]]
+
+
+def _host_rows(host: Host, steps: _Steps, default: Optional[int]) -> list[Row]:
     """The host's executions (without traces); each line keeps just their starts
     and names (for :class:`_DeferredTraces`)."""
     cpu = CPU_DEVICE % host.index
-    out: list[Exec] = []
+    out: list[Row] = []
+    add = out.append
     prefix, gpu_of = host.prefix, host.gpu_of
+    at = steps.at
     for line in host.lines:
         names = line.exec_names
         for start, _, name, op, self_ps in line.ops:
             name = prefix + name
             gpu = gpu_of.get(name)
             device = cpu if gpu is None else GPU_DEVICE % (host.index, gpu)
-            out.append(Exec(start, self_ps, name, op, device))
+            add((start, name, self_ps, op, device, at(start) if default is None else default))
             names.append(name)
         for start, dur, op in line.runs:
-            out.append(Exec(start, dur, prefix + op, op, cpu))
-            names.append(prefix + op)
+            name = prefix + op
+            add((start, name, dur, op, cpu, at(start) if default is None else default))
+            names.append(name)
         line.exec_starts = array("q", [o[0] for o in line.ops] + [r[0] for r in line.runs])
         line.ops, line.runs, line.eagers, line.kernels = [], [], [], []
     return out
@@ -193,27 +202,22 @@ class _Device:
         self.stream = is_accelerator_stream(dev)
 
 
-def _add_execs(model: Model, execs: Sequence[Exec], ref_ps: int) -> int:
+def _add_execs(model: Model, rows: Sequence[Row], ref_ps: int) -> int:
     """:func:`.records.add_exec` for each execution with a step, in order; returns
     how many had no step. Same rules, with each device classified once."""
     nodes, steps = model.nodes, model.steps
     devices: dict[str, _Device] = {}
     left_out = 0
-    for ex in execs:
-        step = ex.step
+    for t, name, dur, op, dev, step in rows:
         if step is None:
             left_out += 1
             continue
         if step not in steps:
             steps.append(step)
             steps.sort()
-        name, dev = ex.name, ex.device
         node = nodes.get(name)
         if node is None:
-            node = nodes[name] = GraphNode(name, ex.op, len(nodes))
-        if ex.trace and node.trace is None:
-            node.trace = ex.trace
-            model.has_trace = True
+            node = nodes[name] = GraphNode(name, op, len(nodes))
         kind = devices.get(dev)
         if kind is None:
             kind = devices[dev] = _Device(dev)
@@ -230,12 +234,12 @@ def _add_execs(model: Model, execs: Sequence[Exec], ref_ps: int) -> int:
         if rec is None:
             rec = execs_of[step] = ExecStep()
         rec.devices.add(dev)
-        start = (ref_ps + ex.start) // 1_000_000
+        start = (ref_ps + t) // 1_000_000
         if start <= 0:
             continue
-        rec.all_start_micros = min(rec.all_start_micros, start) if rec.all_start_micros > 0 \
-            else start
-        dur = (ex.dur + 500_000) // 1_000_000 or 1  # ps_to_micros; 0us rounds up to 1us
+        if rec.all_start_micros <= 0 or start < rec.all_start_micros:
+            rec.all_start_micros = start
+        dur = (dur + 500_000) // 1_000_000 or 1  # ps_to_micros; 0us rounds up to 1us
         if rec.latest_end_micros < start + dur:
             rec.latest_end_micros = start + dur
         if kind.stream:
@@ -255,23 +259,21 @@ def model_from_hosts(hosts: Sequence[Host], ref_ns: int, source: Source) -> Mode
     if default == 0:
         model.notes.append("no step markers (events with a step_num stat): "
                            "the whole profile is step 0")
-    left_out = unattributed = 0
-    execs: list[Exec] = []
+    unattributed = 0
+    rows: list[Row] = []
     for host in hosts:
         unattributed += host.unattributed
-        for ex in _host_execs(host):
-            ex.step = steps.at(ex.start) if default is None else default
-            execs.append(ex)
+        rows.extend(_host_rows(host, steps, default))
         for ex in host.kernels:
             ex.step = default
             if default is None:
                 ex.step = steps.at(ex.start)
                 if ex.step is None:  # kernels may run after the step's host work ended
                     ex.step = steps.last_started(ex.start)
-            execs.append(ex)
-    execs.sort(key=lambda e: (e.start, e.name))
-    left_out = _add_execs(model, execs, ref_ps)
-    del execs
+            rows.append((ex.start, ex.name, ex.dur, ex.op, ex.device, ex.step))
+    rows.sort(key=itemgetter(0, 1))
+    left_out = _add_execs(model, rows, ref_ps)
+    del rows
     if any(host.has_frames for host in hosts):
         deferred = _DeferredTraces(hosts, steps, default)
         model._traces = deferred

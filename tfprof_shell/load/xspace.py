@@ -14,7 +14,7 @@ import re
 import zlib
 from array import array
 from dataclasses import dataclass
-from itertools import compress
+from itertools import compress, repeat
 from operator import not_
 from typing import TYPE_CHECKING, Any, Iterable, Optional
 
@@ -42,6 +42,7 @@ _TF_OP = re.compile(r"([A-Za-z0-9.][A-Za-z0-9_./>-]*):([A-Z_][A-Za-z0-9_]*)")
 _PY_FRAME = re.compile(r"\$(.+?):(\d+) (.*)")
 _GZIP = b"\x1f\x8b"
 
+_SLICE = 1 << 18
 # Event kinds on host lines, decided once per event metadata.
 _OP, _PY, _EAGER, _EAGER_KERNEL, _MEMORY, _OTHER = range(6)
 
@@ -107,12 +108,20 @@ def _pick(columns: Any) -> dict[tuple[int, int], Picked]:
         if plane.name not in HOST_PLANES:
             continue
         frame_ids, py_ids = _python_ids((k, v.name) for k, v in plane.event_metadata.items())
+        keep_of = dict.fromkeys(py_ids, False)
         for li, line in enumerate(plane.lines):
             ids = line.events.metadata_id
-            # (never copied to a list: millions of ints would cost hundreds of MB)
-            keep = compress(range(len(ids)), map(not_, map(py_ids.__contains__, ids)))
-            out[(p, li)] = Picked(len(ids), any(map(frame_ids.__contains__, ids)),
-                                  array("q", keep))
+            n = len(ids)
+            kept = array("q")
+            has_frames = False
+            # In slices: a list of millions of ints would cost hundreds of MB, and
+            # iterating the container itself is slower.
+            for k in range(0, n, _SLICE):
+                part = ids[k:k + _SLICE]
+                has_frames = has_frames or any(map(frame_ids.__contains__, part))
+                kept.extend(compress(range(k, k + len(part)),
+                                     map(keep_of.get, part, repeat(True))))
+            out[(p, li)] = Picked(n, has_frames, kept)
     return out
 
 
