@@ -19,7 +19,10 @@ Read with our own wire-compatible schema (no TensorFlow needed). The mapping:
   innermost marker open when it starts. Without markers everything is step 0.
 * code view: with Python tracing on, ``$file.py:line function`` events are
   the Python stack; an op gets the stack open when it ran, followed through
-  the executor's ``id`` stat to the ``FunctionRun`` that started it.
+  the executor's ``id`` stat to the ``FunctionRun`` that started it. Those
+  events (most of a traced profile) are skipped while loading; the stacks are
+  looked up, reading the file again, when a trace (or ``has_trace``) is first
+  read, so the other views never pay for them.
 * memory: ``MemoryAllocation`` events (``tf_op`` stat) give requested, peak
   (allocated), output and residual (not freed by the end of the profile) bytes.
 
@@ -205,16 +208,16 @@ class _Device:
 def _add_execs(model: Model, rows: Sequence[Row], ref_ps: int) -> int:
     """:func:`.records.add_exec` for each execution with a step, in order; returns
     how many had no step. Same rules, with each device classified once."""
-    nodes, steps = model.nodes, model.steps
+    nodes = model.nodes
+    seen = set(model.steps)
     devices: dict[str, _Device] = {}
     left_out = 0
     for t, name, dur, op, dev, step in rows:
         if step is None:
             left_out += 1
             continue
-        if step not in steps:
-            steps.append(step)
-            steps.sort()
+        if step not in seen:
+            seen.add(step)
         node = nodes.get(name)
         if node is None:
             node = nodes[name] = GraphNode(name, op, len(nodes))
@@ -247,6 +250,7 @@ def _add_execs(model: Model, rows: Sequence[Row], ref_ps: int) -> int:
         elif kind.canonical:
             rec.cpu_execs.setdefault(dev, []).append((start, dur))
             rec.run_count += 1
+    model.steps[:] = sorted(seen)
     return left_out
 
 

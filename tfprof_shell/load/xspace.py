@@ -169,27 +169,33 @@ class _Stats:
     def __init__(self, plane: Any) -> None:
         self.names = {k: v.name for k, v in plane.stat_metadata.items()}
         self.md = plane.event_metadata
+        #: (id of a name table, event metadata id) -> that metadata's stats by name
+        self._md_stats: dict[tuple[int, int], dict[str, Any]] = {}
+
+    def _of_md(self, md_id: int, ids: dict[int, str]) -> dict[str, Any]:
+        """The stats of event metadata ``md_id`` named by ``ids``, read once."""
+        key = (id(ids), md_id)
+        found = self._md_stats.get(key)
+        if found is None:
+            found = self._md_stats[key] = {}
+            md = self.md.get(md_id)
+            for st in (md.stats if md is not None else ()):
+                name = ids.get(st.metadata_id)
+                if name:
+                    found[name] = self.value(st)
+        return found
 
     def of(self, event: Any) -> dict[str, Any]:
         """An event's stats by name, its metadata's stats filling in."""
-        out: dict[str, Any] = {}
-        md = self.md.get(event.metadata_id)
-        for stats in ((md.stats if md is not None else ()), event.stats):
-            for st in stats:
-                name = self.names.get(st.metadata_id)
-                if name:
-                    out[name] = self.value(st)
-        return out
+        return self.pick(event, self.names)
 
     def pick(self, event: Any, ids: dict[int, str]) -> dict[str, Any]:
         """The stats of :meth:`of` whose metadata ids are in ``ids`` (id -> name)."""
-        out: dict[str, Any] = {}
-        md = self.md.get(event.metadata_id)
-        for stats in ((md.stats if md is not None else ()), event.stats):
-            for st in stats:
-                name = ids.get(st.metadata_id)
-                if name:
-                    out[name] = self.value(st)
+        out = dict(self._of_md(event.metadata_id, ids))
+        for st in event.stats:
+            name = ids.get(st.metadata_id)
+            if name:
+                out[name] = self.value(st)
         return out
 
     def value(self, st: Any) -> Any:
