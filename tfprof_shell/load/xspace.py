@@ -191,7 +191,8 @@ class _Stats:
 
     def pick(self, event: Any, ids: dict[int, str]) -> dict[str, Any]:
         """The stats of :meth:`of` whose metadata ids are in ``ids`` (id -> name)."""
-        out = dict(self._of_md(event.metadata_id, ids))
+        base = self._of_md(event.metadata_id, ids)
+        out = dict(base) if base else {}
         for st in event.stats:
             name = ids.get(st.metadata_id)
             if name:
@@ -309,7 +310,7 @@ class Host:
                     st = stats.pick(ev, eager_stats)
                     op = st.get("eager_op")
                     if op and not st.get("is_func"):
-                        line.eagers.append((start, end, str(op)))
+                        line.eagers.append((start, end, op if type(op) is str else str(op)))
                 elif kind == _MEMORY:
                     self.memory.append((start, payloads[md_id], stats.of(ev)))
             self.lines.append(line)
@@ -351,17 +352,22 @@ class Host:
 
     def _read_marks(self, ev: Any, wanted: dict[int, str], base: int, line: Line) -> None:
         """Note a step marker or executor id."""
-        found = {wanted[st.metadata_id]: st for st in ev.stats if st.metadata_id in wanted}
-        if not found:
+        step = ident = None
+        get = wanted.get
+        for st in ev.stats:
+            name = get(st.metadata_id)
+            if name == "step_num":
+                step = st
+            elif name is not None:  # "id"
+                ident = st
+        if step is None and ident is None:
             return
         start = base + ev.offset_ps
         end = start + ev.duration_ps
-        step = found.get("step_num")
         if step is not None:
             self.markers.append((start, end, int(step.int64_value or step.uint64_value)))
-        elif "id" in found:
-            st = found["id"]
-            line.ids.append((start, end, st.int64_value or st.uint64_value))
+        elif ident is not None:
+            line.ids.append((start, end, ident.int64_value or ident.uint64_value))
 
     def _read_device(self, plane: Any, gpu: int) -> None:
         stats = _Stats(plane)
