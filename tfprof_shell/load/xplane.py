@@ -211,6 +211,7 @@ def _add_execs(model: Model, rows: Sequence[Row], ref_ps: int) -> int:
     nodes = model.nodes
     seen = set(model.steps)
     devices: dict[str, _Device] = {}
+    records: dict[str, tuple[GraphNode, dict[int, ExecStep]]] = {}  # execs is a property
     left_out = 0
     for t, name, dur, op, dev, step in rows:
         if step is None:
@@ -218,12 +219,16 @@ def _add_execs(model: Model, rows: Sequence[Row], ref_ps: int) -> int:
             continue
         if step not in seen:
             seen.add(step)
-        node = nodes.get(name)
-        if node is None:
-            node = nodes[name] = GraphNode(name, op, len(nodes))
         kind = devices.get(dev)
         if kind is None:
             kind = devices[dev] = _Device(dev)
+        known = records.get(name)
+        if known is None:
+            node = nodes.get(name)
+            if node is None:
+                node = nodes[name] = GraphNode(name, op, len(nodes))
+            known = records[name] = (node, node.execs)
+        node, execs_of = known
         if kind.canonical:
             if node.canonical_device:
                 if node.canonical_device != dev:
@@ -232,7 +237,6 @@ def _add_execs(model: Model, rows: Sequence[Row], ref_ps: int) -> int:
                 node.canonical_device = dev
                 node.host_device = kind.host
                 node.op_types.add(dev)
-        execs_of = node.execs
         rec = execs_of.get(step)
         if rec is None:
             rec = execs_of[step] = ExecStep()
