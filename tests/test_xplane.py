@@ -373,6 +373,20 @@ def test_events_picked_by_metadata_id_give_the_same_model_as_reading_every_event
         assert model.has_trace
 
 
+def test_python_frames_written_out_of_start_order_give_the_same_traces(tmp_path):
+    sp = Space()
+    plane = sp.plane("/host:CPU")
+    py = plane.line("python")
+    py.event("$train.py:40 log", 300, 50)
+    py.event("$model.py:3 step", 5, 200)
+    py.event("$train.py:10 main", 0, 500)
+    py.event("dense/MatMul:MatMul", 40, 10)
+    py.event("dense/Relu:Relu", 320, 10)
+    model = load_xplane([sp.write(tmp_path / "h.xplane.pb")])
+    assert [f.function for f in model.nodes["dense/MatMul"].trace] == ["main", "step"]
+    assert [f.function for f in model.nodes["dense/Relu"].trace] == ["main", "log"]
+
+
 def test_python_stack_lookups_agree_with_a_naive_scan():
     import random
 

@@ -139,12 +139,12 @@ def _containing_id(ids: list[tuple[int, int, int]], starts: list[int], t: int) -
 
 
 def attach_traces(lines: list[Line], exec_starts: list[list[int]],
-                  reread: Any) -> None:
+                  stacks_of: Any) -> None:
     """Fill each line's ``traces``: for each start in ``exec_starts[i]`` (the
     executions of line i), the Python stack that was running it.
 
-    The frames of a line that holds the stacks wanted are read by ``reread(i)``
-    (into its ``f_*`` arrays) and dropped once looked up.
+    ``stacks_of(j, times)`` gives the frames open on line j at each of ``times``
+    (as :func:`stacks` does); it is called once per line that holds stacks wanted.
     """
     py_lines = [i for i, line in enumerate(lines) if line.has_frames]
     if not py_lines:
@@ -172,9 +172,6 @@ def attach_traces(lines: list[Line], exec_starts: list[list[int]],
         if not triples:
             continue
         times = {t for _, _, t in triples}
-        reread(j)
-        found_at = {t: f or None for t, f in stacks(lines[j], times).items()}
-        line = lines[j]
-        line.f_start, line.f_end, line.f_frame = array("q"), array("q"), []
+        found_at = {t: f or None for t, f in stacks_of(j, times).items()}
         for i, s, t in triples:
             lines[i].traces[s] = found_at[t]

@@ -22,7 +22,7 @@ from ..errors import LoadError
 from ..model import Frame
 from ..proto import xplane_columns_pb2, xplane_pb2
 from .files import parse_binary, read_bytes
-from .pystack import Line, attach_traces, eager_execs, subtract_nested
+from .pystack import Line, attach_traces, eager_execs, stacks, subtract_nested
 from .records import GPU_STREAM_ALL
 
 if TYPE_CHECKING:
@@ -43,6 +43,7 @@ _PY_FRAME = re.compile(r"\$(.+?):(\d+) (.*)")
 _GZIP = b"\x1f\x8b"
 
 _SLICE = 1 << 18
+_AFTER_ALL = 1 << 62  # later than any time in picoseconds
 # Event kinds on host lines, decided once per event metadata.
 _OP, _PY, _EAGER, _EAGER_KERNEL, _MEMORY, _OTHER = range(6)
 
@@ -323,21 +324,76 @@ class Host:
         space = self._kept if self._kept is not None else read_xspace(self.path)
         self._kept = None
         attach_traces(self.lines, [list(line.exec_starts) for line in self.lines],
-                      lambda i: self._read_frames(space, i))
+                      lambda i, times: self._stacks(space, i, times))
+
+    def _stacks(self, space: Any, i: int, times: set[int]) -> dict[int, list[Frame]]:
+        """The Python frames open on line i at each of ``times``."""
+        found = self._stream_stacks(space, i, times)
+        if found is None:  # frames not written in start order
+            line = self.lines[i]
+            self._read_frames(space, i)
+            found = stacks(line, times)
+            line.f_start, line.f_end, line.f_frame = array("q"), array("q"), []
+        return found
+
+    def _stream_stacks(self, space: Any, i: int,
+                       times: set[int]) -> Optional[dict[int, list[Frame]]]:
+        """:func:`.pystack.stacks` in one pass over line i's events, keeping only
+        the open frames; None if its frames are not in start order."""
+        line = self.lines[i]
+        plane = space.planes[line.where[0]]
+        xline = plane.lines[line.where[1]]
+        frame_of = _frames_of(plane).get
+        base = (self.shift_ns + xline.timestamp_ns) * 1000
+        wanted = sorted(times)
+        wanted.append(_AFTER_ALL)
+        k = 0
+        t = wanted[0]
+        # the open frames and their ends, above a bottom entry that never ends
+        ends: list[int] = [_AFTER_ALL]
+        open_: list[Any] = [None]
+        snap: Optional[list[Frame]] = None
+        out: dict[int, list[Frame]] = {}
+        last = -_AFTER_ALL
+        for ev in xline.events:
+            frame = frame_of(ev.metadata_id)
+            if frame is None:
+                continue
+            start = base + ev.offset_ps
+            if start < last:
+                return None
+            last = start
+            while t < start:  # every frame starting by t is open: t's stack is known
+                while ends[-1] <= t:
+                    ends.pop()
+                    open_.pop()
+                    snap = None
+                if snap is None:
+                    snap = open_[1:]
+                out[t] = list(snap)
+                k += 1
+                t = wanted[k]
+            while ends[-1] <= start:
+                ends.pop()
+                open_.pop()
+            ends.append(start + ev.duration_ps)
+            open_.append(frame)
+            snap = None
+        for t in wanted[k:-1]:
+            while ends[-1] <= t:
+                ends.pop()
+                open_.pop()
+            out[t] = open_[1:]
+        return out
 
     def _read_frames(self, space: Any, i: int) -> None:
         """Keep line i's Python frames as arrays (for :func:`.pystack.stacks`)."""
         line = self.lines[i]
         plane = space.planes[line.where[0]]
         xline = plane.lines[line.where[1]]
-        frames: dict[int, Frame] = {}
-        for md_id, md in plane.event_metadata.items():
-            kind, payload = _classify(md.name)
-            if kind == _PY and payload is not None:
-                frames[md_id] = payload
         base = (self.shift_ns + xline.timestamp_ns) * 1000
         f_start, f_end, f_frame = line.f_start.append, line.f_end.append, line.f_frame.append
-        frame_of = frames.get
+        frame_of = _frames_of(plane).get
         last = -1 << 62
         for ev in xline.events:
             frame = frame_of(ev.metadata_id)
@@ -415,6 +471,17 @@ class Host:
         ex = Exec(start, dur, self.prefix + op.name, op.op, device)
         self.kernels.append(ex)
         self.xla.record(ex, op, kernel, gpu, line)
+
+
+def _frames_of(plane: Any) -> dict[int, Frame]:
+    """The plane's Python frames by event metadata id."""
+    frames: dict[int, Frame] = {}
+    for md_id, md in plane.event_metadata.items():
+        if md.name.startswith("$"):
+            frame = parse_py_frame(md.name)
+            if frame is not None:
+                frames[md_id] = frame
+    return frames
 
 
 def _classify(name: str) -> tuple[int, Any]:
