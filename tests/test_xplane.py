@@ -343,6 +343,50 @@ def test_python_frames_and_executor_ids_give_code_traces(tmp_path):
     assert model.has_trace
 
 
+def test_events_picked_by_metadata_id_give_the_same_model_as_reading_every_event(tmp_path):
+    from tfprof_shell.load.xplane import model_from_hosts
+    from tfprof_shell.load.xspace import Host, read_xspace_picked, time_origin
+    from tfprof_shell.model import Source
+
+    sp = Space()
+    plane = sp.plane("/host:CPU")
+    py = plane.line("python")
+    py.event("train", 0, 1000, step_num=3)
+    py.event("$train.py:10 main", 0, 500)
+    py.event("$<unknown> len", 6, 1)
+    py.event("FunctionRun", 20, 100, id=7)
+    compute = plane.line("tf_Compute/1")
+    compute.event("ExecutorState::Process", 30, 80, id=7)
+    compute.event("dense/MatMul:MatMul", 40, 10)
+    path = sp.write(tmp_path / "h.xplane.pb")
+    models = []
+    for pick in (True, False):  # without picks, every event is looked at
+        space, picked = read_xspace_picked(path, pick)
+        assert bool(picked) == pick
+        epoch, first = time_origin(space)
+        host = Host(space, 0, "", -first, path, picked)
+        models.append(model_from_hosts([host], epoch + first, Source("xplane", (path,))))
+    for model in models:
+        node = model.nodes["dense/MatMul"]
+        assert model.steps == [3] and list(node.execs) == [3]
+        assert [f.function for f in node.trace] == ["main"]
+        assert model.has_trace
+
+
+def test_python_frames_written_out_of_start_order_give_the_same_traces(tmp_path):
+    sp = Space()
+    plane = sp.plane("/host:CPU")
+    py = plane.line("python")
+    py.event("$train.py:40 log", 300, 50)
+    py.event("$model.py:3 step", 5, 200)
+    py.event("$train.py:10 main", 0, 500)
+    py.event("dense/MatMul:MatMul", 40, 10)
+    py.event("dense/Relu:Relu", 320, 10)
+    model = load_xplane([sp.write(tmp_path / "h.xplane.pb")])
+    assert [f.function for f in model.nodes["dense/MatMul"].trace] == ["main", "step"]
+    assert [f.function for f in model.nodes["dense/Relu"].trace] == ["main", "log"]
+
+
 def test_python_stack_lookups_agree_with_a_naive_scan():
     import random
 

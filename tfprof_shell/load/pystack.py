@@ -2,10 +2,9 @@
 
 An op gets the Python stack that was open when it ran: the ``$file.py:line
 function`` frames of its own thread, or of the thread whose executor event
-(``id`` stat) started it. :class:`StackStream` answers those look-ups while
-the line is read, so frames need not be kept; :func:`stacks` answers any
-look-up from kept frames (lines not written in start order, or times of
-other lines).
+(``id`` stat) started it. Loading does not read the frames (there can be
+millions); :func:`attach_traces` reads those of the lines it needs, once,
+when a view first asks for a trace, and :func:`stacks` answers the look-ups.
 """
 
 from __future__ import annotations
@@ -23,79 +22,26 @@ class Line:
     """What one host thread recorded, in absolute picoseconds."""
 
     ops: list[list[Any]] = field(default_factory=list)  # [start, end, name, type, self_ps]
-    #: Python-tracer frames, as parallel arrays (there can be millions); kept only
-    #: for lines whose stacks could not be taken while reading (see StackStream).
+    #: Python-tracer frames, as parallel arrays (there can be millions); filled
+    #: only while stacks are being looked up (see attach_traces).
     f_start: "array[int]" = field(default_factory=lambda: array("q"))
     f_end: "array[int]" = field(default_factory=lambda: array("q"))
     f_frame: list[Frame] = field(default_factory=list)
     f_sorted: bool = True
-    #: How many Python frames the line holds.
-    n_frames: int = 0
+    #: Whether the line holds Python frames.
+    has_frames: bool = False
+    #: Where the line is in its XSpace: (plane index, line index).
+    where: tuple[int, int] = (0, 0)
     eagers: list[tuple[int, int, str]] = field(default_factory=list)
     kernels: list[tuple[int, int]] = field(default_factory=list)
     ids: list[tuple[int, int, int]] = field(default_factory=list)
     #: (start, duration, op type) of the eager ops that count (see eager_execs).
     runs: list[tuple[int, int, str]] = field(default_factory=list)
-    #: Stacks taken while reading: start time -> open frames (outermost first).
-    snapshots: Optional[dict[int, tuple[Frame, ...]]] = None
+    #: The line's executions, once the model is built: their starts and node names.
+    exec_starts: "array[int]" = field(default_factory=lambda: array("q"))
+    exec_names: list[str] = field(default_factory=list)
     #: Execution start -> its Python stack (set by attach_traces).
     traces: dict[int, Optional[list[Frame]]] = field(default_factory=dict)
-
-
-class StackStream:
-    """The open frames of one thread, followed while its events are read in start order.
-
-    The reader pushes frames onto ``ends`` / ``frames`` itself (popping those
-    that ended by the new frame's start, counting pushes; both start with a
-    sentinel entry that never ends) and appends the times
-    whose stack is wanted to ``pending``; :meth:`resolve` takes those stacks
-    once every frame starting by then has been pushed, i.e. before the first
-    later frame (and :meth:`close` at the end). This is the stack discipline of
-    :func:`_sweep`, so both give the same answers.
-    """
-
-    __slots__ = ("ends", "frames", "pending", "out", "_snap", "_pushes")
-
-    def __init__(self) -> None:
-        # a bottom entry that never ends, so popping needs no emptiness test
-        self.ends: list[int] = [1 << 62]
-        self.frames: list[Any] = [None]
-        self.pending: list[int] = []
-        self.out: dict[int, tuple[Frame, ...]] = {}
-        self._snap: tuple[Frame, ...] = ()
-        self._pushes = 0
-
-    def resolve(self, before: Optional[int], pushes: int) -> None:
-        """Take the stacks of the pending times before ``before`` (all if None);
-        ``pushes`` is how many frames were pushed so far."""
-        ends, frames, out, pending = self.ends, self.frames, self.out, self.pending
-        snap = self._snap if pushes == self._pushes else None
-        keep = []
-        for t in pending:
-            if before is not None and t >= before:
-                keep.append(t)
-                continue
-            while ends[-1] <= t:
-                ends.pop()
-                frames.pop()
-                snap = None
-            if snap is None:
-                snap = tuple(frames[1:])
-            out[t] = snap
-        if snap is not None:
-            self._snap, self._pushes = snap, pushes
-        else:
-            self._pushes = -1
-        pending[:] = keep
-
-    def close(self, in_order: bool, pushes: int) -> Optional[dict[int, tuple[Frame, ...]]]:
-        """The stacks asked for; None if the line was not read in start order."""
-        if not in_order:
-            return None
-        if not pushes:  # no frames: nothing will be asked of this line
-            return {}
-        self.resolve(None, pushes)
-        return self.out
 
 
 _BLOCK = 1024
@@ -193,14 +139,14 @@ def _containing_id(ids: list[tuple[int, int, int]], starts: list[int], t: int) -
 
 
 def attach_traces(lines: list[Line], exec_starts: list[list[int]],
-                  reread: Any) -> None:
+                  stacks_of: Any) -> None:
     """Fill each line's ``traces``: for each start in ``exec_starts[i]`` (the
     executions of line i), the Python stack that was running it.
 
-    Stacks come from the snapshots taken while reading; a line whose snapshots
-    lack a wanted time is read again, keeping its frames, by ``reread(i)``.
+    ``stacks_of(j, times)`` gives the frames open on line j at each of ``times``
+    (as :func:`stacks` does); it is called once per line that holds stacks wanted.
     """
-    py_lines = [i for i, line in enumerate(lines) if line.n_frames]
+    py_lines = [i for i, line in enumerate(lines) if line.has_frames]
     if not py_lines:
         return
     anchors: dict[int, tuple[int, int]] = {}
@@ -210,7 +156,7 @@ def attach_traces(lines: list[Line], exec_starts: list[list[int]],
     wanted: dict[int, list[tuple[int, int, int]]] = {i: [] for i in py_lines}
     for i, starts in enumerate(exec_starts):
         line = lines[i]
-        if line.n_frames:
+        if line.has_frames:
             wanted[i].extend((i, s, s) for s in starts)
             continue
         ids = sorted(line.ids)
@@ -223,17 +169,9 @@ def attach_traces(lines: list[Line], exec_starts: list[list[int]],
             elif len(py_lines) == 1:
                 wanted[py_lines[0]].append((i, s, s))
     for j, triples in wanted.items():
+        if not triples:
+            continue
         times = {t for _, _, t in triples}
-        snaps = lines[j].snapshots
-        if snaps is not None and all(t in snaps for t in times):
-            found_at: dict[int, Optional[list[Frame]]] = {
-                t: list(snaps[t]) or None for t in times}
-        else:
-            reread(j)
-            found_at = {t: f or None for t, f in stacks(lines[j], times).items()}
-            line = lines[j]
-            line.f_start, line.f_end, line.f_frame = array("q"), array("q"), []
+        found_at = {t: f or None for t, f in stacks_of(j, times).items()}
         for i, s, t in triples:
             lines[i].traces[s] = found_at[t]
-    for line in lines:
-        line.snapshots = None

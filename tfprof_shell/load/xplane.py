@@ -19,7 +19,10 @@ Read with our own wire-compatible schema (no TensorFlow needed). The mapping:
   innermost marker open when it starts. Without markers everything is step 0.
 * code view: with Python tracing on, ``$file.py:line function`` events are
   the Python stack; an op gets the stack open when it ran, followed through
-  the executor's ``id`` stat to the ``FunctionRun`` that started it.
+  the executor's ``id`` stat to the ``FunctionRun`` that started it. Those
+  events (most of a traced profile) are skipped while loading; the stacks are
+  looked up, reading the file again, when a trace (or ``has_trace``) is first
+  read, so the other views never pay for them.
 * memory: ``MemoryAllocation`` events (``tf_op`` stat) give requested, peak
   (allocated), output and residual (not freed by the end of the profile) bytes.
 
@@ -28,15 +31,18 @@ Several files (hosts) load together; node names then start with the host.
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_right
+from functools import partial
+from operator import itemgetter
 from typing import Any, Optional, Sequence
 
-from ..model import ExecMemory, ExecStep, GraphNode, Model, Source
+from ..model import ExecMemory, ExecStep, Frame, GraphNode, Model, Source
 from .records import CPU_DEVICE, GPU_DEVICE
 from .runmeta import host_device_of, is_accelerator_stream, is_canonical_device
 from .detect import host_name
 from .pystack import stacks as _stacks  # noqa: F401 - tests check it directly
-from .xspace import Exec, Host, parse_tf_op, read_xspace, time_origin
+from .xspace import Host, parse_tf_op, read_xspace_picked, time_origin
 
 
 class _Steps:
@@ -64,21 +70,96 @@ class _Steps:
         return self.markers[i][2] if i >= 0 else None
 
 
-def _host_execs(host: Host) -> list[Exec]:
+#: An execution as the model is built from it: (start ps, node name, duration ps,
+#: op type, device, step or None).
+Row = tuple[int, str, int, str, str, Optional[int]]
+
+
+def _host_rows(host: Host, steps: _Steps, default: Optional[int]) -> list[Row]:
+    """The host's executions (without traces); each line keeps just their starts
+    and names (for :class:`_DeferredTraces`)."""
     cpu = CPU_DEVICE % host.index
-    out: list[Exec] = []
+    out: list[Row] = []
+    add = out.append
     prefix, gpu_of = host.prefix, host.gpu_of
+    at = steps.at
     for line in host.lines:
-        traces = line.traces
+        names = line.exec_names
         for start, _, name, op, self_ps in line.ops:
             name = prefix + name
             gpu = gpu_of.get(name)
             device = cpu if gpu is None else GPU_DEVICE % (host.index, gpu)
-            out.append(Exec(start, self_ps, name, op, device, None, traces.get(start)))
+            add((start, name, self_ps, op, device, at(start) if default is None else default))
+            names.append(name)
         for start, dur, op in line.runs:
-            out.append(Exec(start, dur, prefix + op, op, cpu, None, traces.get(start)))
-        line.traces = {}
+            name = prefix + op
+            add((start, name, dur, op, cpu, at(start) if default is None else default))
+            names.append(name)
+        line.exec_starts = array("q", [o[0] for o in line.ops] + [r[0] for r in line.runs])
+        line.ops, line.runs, line.eagers, line.kernels = [], [], [], []
     return out
+
+
+class _DeferredTraces:
+    """The nodes' Python stacks, looked up all at once when the first is asked for.
+
+    A node's trace is the stack of its first execution (in time, then reading
+    order) that has a step and a non-empty stack, as :func:`_add_execs` would
+    set it from the executions' traces.
+    """
+
+    def __init__(self, hosts: Sequence[Host], steps: _Steps, default: Optional[int]) -> None:
+        self.hosts: Optional[Sequence[Host]] = hosts
+        self.steps, self.default = steps, default
+        self.found: dict[str, list[Frame]] = {}
+
+    def resolve(self) -> bool:
+        """Look the stacks up (once); whether any execution with a step has one."""
+        hosts, self.hosts = self.hosts, None
+        if hosts is None:
+            return bool(self.found)
+        first: dict[str, tuple[int, list[Frame]]] = {}
+        at, default = self.steps.at, self.default
+        for host in hosts:
+            host.take_stacks()
+            for line in host.lines:
+                traces = line.traces
+                for start, name in zip(line.exec_starts, line.exec_names):
+                    trace = traces.get(start)
+                    if not trace or (default is None and at(start) is None):
+                        continue
+                    best = first.get(name)
+                    if best is None or start < best[0]:
+                        first[name] = (start, trace)
+                line.traces = {}
+        self.found = {name: trace for name, (_, trace) in first.items()}
+        return bool(self.found)
+
+    def trace_of(self, name: str) -> Optional[list[Frame]]:
+        """The trace of node ``name`` (resolving all traces on the first call)."""
+        self.resolve()
+        return self.found.get(name)
+
+
+class _XplaneModel(Model):
+    """A Model whose ``has_trace`` may wait for :class:`_DeferredTraces` (the
+    code view and the advisor read it; the other views never pay for it)."""
+
+    _traces: Optional[_DeferredTraces] = None
+    _has_trace = False
+
+    @property  # type: ignore[override]
+    def has_trace(self) -> bool:
+        deferred = self._traces
+        if deferred is not None:
+            self._traces = None
+            if deferred.resolve():
+                self._has_trace = True
+        return self._has_trace
+
+    @has_trace.setter
+    def has_trace(self, value: bool) -> None:
+        self._has_trace = value
 
 
 def _add_memory(model: Model, host: Host, steps: _Steps, default: Optional[int],
@@ -124,30 +205,30 @@ class _Device:
         self.stream = is_accelerator_stream(dev)
 
 
-def _add_execs(model: Model, execs: Sequence[Exec], ref_ps: int) -> int:
+def _add_execs(model: Model, rows: Sequence[Row], ref_ps: int) -> int:
     """:func:`.records.add_exec` for each execution with a step, in order; returns
     how many had no step. Same rules, with each device classified once."""
-    nodes, steps = model.nodes, model.steps
+    nodes = model.nodes
+    seen = set(model.steps)
     devices: dict[str, _Device] = {}
+    records: dict[str, tuple[GraphNode, dict[int, ExecStep]]] = {}  # execs is a property
     left_out = 0
-    for ex in execs:
-        step = ex.step
+    for t, name, dur, op, dev, step in rows:
         if step is None:
             left_out += 1
             continue
-        if step not in steps:
-            steps.append(step)
-            steps.sort()
-        name, dev = ex.name, ex.device
-        node = nodes.get(name)
-        if node is None:
-            node = nodes[name] = GraphNode(name, ex.op, len(nodes))
-        if ex.trace and node.trace is None:
-            node.trace = ex.trace
-            model.has_trace = True
+        if step not in seen:
+            seen.add(step)
         kind = devices.get(dev)
         if kind is None:
             kind = devices[dev] = _Device(dev)
+        known = records.get(name)
+        if known is None:
+            node = nodes.get(name)
+            if node is None:
+                node = nodes[name] = GraphNode(name, op, len(nodes))
+            known = records[name] = (node, node.execs)
+        node, execs_of = known
         if kind.canonical:
             if node.canonical_device:
                 if node.canonical_device != dev:
@@ -156,17 +237,16 @@ def _add_execs(model: Model, execs: Sequence[Exec], ref_ps: int) -> int:
                 node.canonical_device = dev
                 node.host_device = kind.host
                 node.op_types.add(dev)
-        execs_of = node.execs
         rec = execs_of.get(step)
         if rec is None:
             rec = execs_of[step] = ExecStep()
         rec.devices.add(dev)
-        start = (ref_ps + ex.start) // 1_000_000
+        start = (ref_ps + t) // 1_000_000
         if start <= 0:
             continue
-        rec.all_start_micros = min(rec.all_start_micros, start) if rec.all_start_micros > 0 \
-            else start
-        dur = (ex.dur + 500_000) // 1_000_000 or 1  # ps_to_micros; 0us rounds up to 1us
+        if rec.all_start_micros <= 0 or start < rec.all_start_micros:
+            rec.all_start_micros = start
+        dur = (dur + 500_000) // 1_000_000 or 1  # ps_to_micros; 0us rounds up to 1us
         if rec.latest_end_micros < start + dur:
             rec.latest_end_micros = start + dur
         if kind.stream:
@@ -174,34 +254,40 @@ def _add_execs(model: Model, execs: Sequence[Exec], ref_ps: int) -> int:
         elif kind.canonical:
             rec.cpu_execs.setdefault(dev, []).append((start, dur))
             rec.run_count += 1
+    model.steps[:] = sorted(seen)
     return left_out
 
 
 def model_from_hosts(hosts: Sequence[Host], ref_ns: int, source: Source) -> Model:
     """Build a Model from hosts read onto one time axis (picoseconds after ``ref_ns``)."""
-    model = Model(source)
+    model = _XplaneModel(source)
     ref_ps = ref_ns * 1000
     steps = _Steps([m for h in hosts for m in h.markers])
     default = None if steps.markers else 0
     if default == 0:
         model.notes.append("no step markers (events with a step_num stat): "
                            "the whole profile is step 0")
-    left_out = unattributed = 0
-    execs: list[Exec] = []
+    unattributed = 0
+    rows: list[Row] = []
     for host in hosts:
         unattributed += host.unattributed
-        for ex in _host_execs(host):
-            ex.step = steps.at(ex.start) if default is None else default
-            execs.append(ex)
+        rows.extend(_host_rows(host, steps, default))
         for ex in host.kernels:
             ex.step = default
             if default is None:
                 ex.step = steps.at(ex.start)
                 if ex.step is None:  # kernels may run after the step's host work ended
                     ex.step = steps.last_started(ex.start)
-            execs.append(ex)
-    execs.sort(key=lambda e: (e.start, e.name))
-    left_out = _add_execs(model, execs, ref_ps)
+            rows.append((ex.start, ex.name, ex.dur, ex.op, ex.device, ex.step))
+    rows.sort(key=itemgetter(0, 1))
+    left_out = _add_execs(model, rows, ref_ps)
+    del rows
+    if any(host.has_frames for host in hosts):
+        deferred = _DeferredTraces(hosts, steps, default)
+        model._traces = deferred
+        for node in model.nodes.values():
+            if node.trace is None:
+                node.defer_trace(partial(deferred.trace_of, node.name))
     for host in hosts:
         if host.xla is not None:
             host.xla.apply(model, host.index)
@@ -228,13 +314,13 @@ def load_xplane(paths: Sequence[str], note: str = "") -> Model:
     hosts = []
     ref_ns: Optional[int] = None
     for i, path in enumerate(paths):
-        space = read_xspace(path)
+        space, picked = read_xspace_picked(path)
         epoch, first = time_origin(space)
         if ref_ns is None:
             ref_ns = epoch + first
         prefix = host_name(path) + "/" if len(paths) > 1 else ""
-        hosts.append(Host(space, i, prefix, epoch - ref_ns))
-        del space
+        hosts.append(Host(space, i, prefix, epoch - ref_ns, path, picked))
+        del space, picked
     model = model_from_hosts(hosts, ref_ns or 0, Source("xplane", tuple(paths), note))
     if note:
         model.notes.insert(0, note)

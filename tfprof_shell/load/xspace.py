@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import re
 import zlib
+from array import array
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional
+from itertools import compress, repeat
+from operator import not_
+from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 from ..errors import LoadError
 from ..model import Frame
-from ..proto import xplane_pb2
+from ..proto import xplane_columns_pb2, xplane_pb2
 from .files import parse_binary, read_bytes
-from .pystack import Line, StackStream, attach_traces, eager_execs, subtract_nested
+from .pystack import Line, attach_traces, eager_execs, stacks, subtract_nested
 from .records import GPU_STREAM_ALL
 
 if TYPE_CHECKING:
@@ -39,7 +42,8 @@ _TF_OP = re.compile(r"([A-Za-z0-9.][A-Za-z0-9_./>-]*):([A-Z_][A-Za-z0-9_]*)")
 _PY_FRAME = re.compile(r"\$(.+?):(\d+) (.*)")
 _GZIP = b"\x1f\x8b"
 
-_NEVER = 1 << 62
+_SLICE = 1 << 18
+_AFTER_ALL = 1 << 62  # later than any time in picoseconds
 # Event kinds on host lines, decided once per event metadata.
 _OP, _PY, _EAGER, _EAGER_KERNEL, _MEMORY, _OTHER = range(6)
 
@@ -61,6 +65,22 @@ def parse_py_frame(text: str) -> Optional[Frame]:
 
 def read_xspace(path: str) -> Any:
     """Parse one ``.xplane.pb`` (optionally gzip-compressed); LoadError if it is not one."""
+    return read_xspace_picked(path, pick=False)[0]
+
+
+@dataclass
+class Picked:
+    """The events of one host line worth a message each (see :func:`read_xspace_picked`)."""
+
+    n_events: int
+    has_frames: bool
+    indices: "array[int]"
+
+
+def read_xspace_picked(path: str, pick: bool = True) -> tuple[Any, dict[tuple[int, int], Picked]]:
+    """:func:`read_xspace`, and if ``pick``, for each host line (plane index, line
+    index): which events are not Python-tracer events, from the same bytes read
+    with ``xplane_columns.proto`` (each line's metadata ids as one array)."""
     if path.endswith(".riegeli"):
         raise LoadError("--profile_path %s: .xplane.riegeli files are not supported; "
                         "use the .xplane.pb files of the same run" % path)
@@ -70,10 +90,51 @@ def read_xspace(path: str) -> Any:
             data = zlib.decompress(data, 31)
         except zlib.error:
             raise LoadError("--profile_path %s: gzip data does not decompress" % path) from None
+    picked: dict[tuple[int, int], Picked] = {}
+    if pick:
+        # Parsed first and dropped before the full parse, so both never coexist.
+        columns = parse_binary(xplane_columns_pb2.XSpaceColumns, data)
+        if columns is not None:
+            picked = _pick(columns)
+        del columns
     space = parse_binary(xplane_pb2.XSpace, data)
     if space is None or not _looks_like_xspace(space):
         raise LoadError("--profile_path %s: not an XSpace (.xplane.pb) file" % path)
-    return space
+    return space, picked
+
+
+def _pick(columns: Any) -> dict[tuple[int, int], Picked]:
+    out: dict[tuple[int, int], Picked] = {}
+    for p, plane in enumerate(columns.planes):
+        if plane.name not in HOST_PLANES:
+            continue
+        frame_ids, py_ids = _python_ids((k, v.name) for k, v in plane.event_metadata.items())
+        keep_of = dict.fromkeys(py_ids, False)
+        for li, line in enumerate(plane.lines):
+            ids = line.events.metadata_id
+            n = len(ids)
+            kept = array("q")
+            has_frames = False
+            # In slices: a list of millions of ints would cost hundreds of MB, and
+            # iterating the container itself is slower.
+            for k in range(0, n, _SLICE):
+                part = ids[k:k + _SLICE]
+                has_frames = has_frames or any(map(frame_ids.__contains__, part))
+                kept.extend(compress(range(k, k + len(part)),
+                                     map(keep_of.get, part, repeat(True))))
+            out[(p, li)] = Picked(n, has_frames, kept)
+    return out
+
+
+def _python_ids(names: Iterable[tuple[int, str]]) -> tuple[set[int], set[int]]:
+    """(ids of Python frames, ids of all Python-tracer events incl. C calls)."""
+    frames, python = set(), set()
+    for md_id, name in names:
+        if name.startswith("$"):
+            python.add(md_id)
+            if parse_py_frame(name) is not None:
+                frames.add(md_id)
+    return frames, python
 
 
 def _looks_like_xspace(space: Any) -> bool:
@@ -109,27 +170,34 @@ class _Stats:
     def __init__(self, plane: Any) -> None:
         self.names = {k: v.name for k, v in plane.stat_metadata.items()}
         self.md = plane.event_metadata
+        #: (id of a name table, event metadata id) -> that metadata's stats by name
+        self._md_stats: dict[tuple[int, int], dict[str, Any]] = {}
+
+    def _of_md(self, md_id: int, ids: dict[int, str]) -> dict[str, Any]:
+        """The stats of event metadata ``md_id`` named by ``ids``, read once."""
+        key = (id(ids), md_id)
+        found = self._md_stats.get(key)
+        if found is None:
+            found = self._md_stats[key] = {}
+            md = self.md.get(md_id)
+            for st in (md.stats if md is not None else ()):
+                name = ids.get(st.metadata_id)
+                if name:
+                    found[name] = self.value(st)
+        return found
 
     def of(self, event: Any) -> dict[str, Any]:
         """An event's stats by name, its metadata's stats filling in."""
-        out: dict[str, Any] = {}
-        md = self.md.get(event.metadata_id)
-        for stats in ((md.stats if md is not None else ()), event.stats):
-            for st in stats:
-                name = self.names.get(st.metadata_id)
-                if name:
-                    out[name] = self.value(st)
-        return out
+        return self.pick(event, self.names)
 
     def pick(self, event: Any, ids: dict[int, str]) -> dict[str, Any]:
         """The stats of :meth:`of` whose metadata ids are in ``ids`` (id -> name)."""
-        out: dict[str, Any] = {}
-        md = self.md.get(event.metadata_id)
-        for stats in ((md.stats if md is not None else ()), event.stats):
-            for st in stats:
-                name = ids.get(st.metadata_id)
-                if name:
-                    out[name] = self.value(st)
+        base = self._of_md(event.metadata_id, ids)
+        out = dict(base) if base else {}
+        for st in event.stats:
+            name = ids.get(st.metadata_id)
+            if name:
+                out[name] = self.value(st)
         return out
 
     def value(self, st: Any) -> Any:
@@ -159,11 +227,19 @@ class Exec:
 
 
 class Host:
-    """One host's XSpace reduced to executions, markers and memory events."""
+    """One host's XSpace reduced to executions, markers and memory events.
 
-    def __init__(self, space: Any, index: int, prefix: str, shift_ns: int = 0) -> None:
-        """``shift_ns`` moves line timestamps onto the common time axis of all hosts."""
+    Python frames are not read here; :meth:`take_stacks` reads them (from the
+    file again) when a trace is first asked for.
+    """
+
+    def __init__(self, space: Any, index: int, prefix: str, shift_ns: int = 0,
+                 path: str = "", picked: Optional[dict[tuple[int, int], Picked]] = None) -> None:
+        """``shift_ns`` moves line timestamps onto the common time axis of all hosts;
+        ``path`` is the file ``space`` was read from (without one, ``space`` is
+        kept for :meth:`take_stacks`); ``picked`` its :func:`read_xspace_picked`."""
         self.index, self.prefix, self.shift_ns = index, prefix, shift_ns
+        self.path = path
         self.lines: list[Line] = []
         self.markers: list[tuple[int, int, int]] = []
         self.kernels: list[Exec] = []
@@ -173,87 +249,56 @@ class Host:
         #: XLA kernels, if any; made on the first (so TF-only profiles never load XLA's code).
         self.xla: Optional[XlaKernels] = None
         self._space = space
-        xlines: list[tuple[Any, Any]] = []
-        for plane in space.planes:
+        for p, plane in enumerate(space.planes):
             if plane.name in HOST_PLANES:
-                self._read_host(plane, xlines)
+                self._read_host(plane, p, picked or {})
             else:
                 m = _GPU_PLANE.fullmatch(plane.name)
                 if m:
                     self._read_device(plane, int(m.group(1)))
-        self._host_runs(xlines)
+        for line in self.lines:
+            subtract_nested(line.ops)
+            line.runs = eager_execs(line)
+        self.has_frames = any(line.has_frames for line in self.lines)
+        self._kept = space if not path and self.has_frames else None
         del self._space
 
-    def _read_host(self, plane: Any, xlines: list[tuple[Any, Any]]) -> None:
+    def _read_host(self, plane: Any, p: int, picked: dict[tuple[int, int], Picked]) -> None:
         stats = _Stats(plane)
         kinds: dict[int, int] = {}
         payloads: dict[int, Any] = {}
-        frames: dict[int, Frame] = {}
         for md_id, md in plane.event_metadata.items():
             kinds[md_id], payloads[md_id] = _classify(md.name)
-            if kinds[md_id] == _PY and payloads[md_id] is not None:
-                frames[md_id] = payloads[md_id]
+        frame_ids, py_ids = _python_ids((k, v.name) for k, v in plane.event_metadata.items())
         # Only these stats matter on other events (executor ids, step markers).
         wanted = {k: v for k, v in stats.names.items() if v in ("step_num", "id")}
         eager_stats = {k: v for k, v in stats.names.items() if v in ("eager_op", "is_func")}
-        frame_of, kind_of = frames.get, kinds.get
-        for xline in plane.lines:
+        kind_of = kinds.get
+        for li, xline in enumerate(plane.lines):
             if xline.name in DERIVED_LINES:
                 continue
-            line = Line()
+            line = Line(where=(p, li))
             base = (self.shift_ns + xline.timestamp_ns) * 1000
-            stream = StackStream()
-            ends, stack, pending = stream.ends, stream.frames, stream.pending
-            resolve = stream.resolve
+            events = xline.events
+            n = len(events)
+            pick = picked.get((p, li))
+            if pick is not None and pick.n_events == n:  # no event left its id out
+                line.has_frames = pick.has_frames
+                chosen: Iterable[int] = pick.indices
+            else:
+                ids = [ev.metadata_id for ev in events]
+                line.has_frames = any(map(frame_ids.__contains__, ids))
+                chosen = compress(range(n), map(not_, map(py_ids.__contains__, ids)))
+            # Python-tracer events (most of a traced thread) get no message at all.
             ops = line.ops
-            n_frames = 0
-            last = -1 << 62  # the latest start seen; events come in start order
-            in_order = True
-            first_pending = _NEVER  # the earliest time in pending
-            for ev in xline.events:
+            for ev in map(events.__getitem__, chosen):
                 md_id = ev.metadata_id
-                frame = frame_of(md_id)
-                if frame is not None:
-                    start = base + ev.offset_ps
-                    if start < last:
-                        in_order = False
-                    last = start
-                    if start > first_pending:
-                        resolve(start, n_frames)
-                        first_pending = pending[0] if pending else _NEVER
-                    while ends[-1] <= start:  # ends[0] is a sentinel that never ends
-                        ends.pop()
-                        stack.pop()
-                    ends.append(start + ev.duration_ps)
-                    stack.append(frame)
-                    n_frames += 1
-                    continue
                 kind = kind_of(md_id, _OTHER)
                 if kind == _OTHER:
                     if ev.stats:
-                        start = self._read_marks(ev, wanted, base, line)
-                        if start is not None:  # an executor id: may be asked for
-                            if start < last:
-                                in_order = False
-                            last = start
-                            if not pending:
-                                first_pending = start
-                                pending.append(start)
-                            elif pending[-1] != start:
-                                pending.append(start)
+                        self._read_marks(ev, wanted, base, line)
                     continue
-                if kind == _PY:
-                    continue  # a C function: not a frame
                 start = base + ev.offset_ps
-                # this start may be asked for its Python stack (see _host_runs)
-                if start < last:
-                    in_order = False
-                last = start
-                if not pending:
-                    first_pending = start
-                    pending.append(start)
-                elif pending[-1] != start:
-                    pending.append(start)
                 if kind == _OP:
                     dur = ev.duration_ps
                     name, op = payloads[md_id]
@@ -266,26 +311,89 @@ class Host:
                     st = stats.pick(ev, eager_stats)
                     op = st.get("eager_op")
                     if op and not st.get("is_func"):
-                        line.eagers.append((start, end, str(op)))
+                        line.eagers.append((start, end, op if type(op) is str else str(op)))
                 elif kind == _MEMORY:
                     self.memory.append((start, payloads[md_id], stats.of(ev)))
-            line.n_frames = n_frames
-            line.snapshots = stream.close(in_order, n_frames)
             self.lines.append(line)
-            xlines.append((plane, xline))
 
-    def _reread_frames(self, xlines: list[tuple[Any, Any]], i: int) -> None:
-        """Keep line i's Python frames as arrays (for :func:`.pystack.stacks`)."""
-        plane, xline = xlines[i]
+    def take_stacks(self) -> None:
+        """Fill each line's ``traces`` for its ``exec_starts``: the Python stack
+        that ran each execution. Reads the file's Python frames (once)."""
+        if not self.has_frames:
+            return
+        space = self._kept if self._kept is not None else read_xspace(self.path)
+        self._kept = None
+        attach_traces(self.lines, [list(line.exec_starts) for line in self.lines],
+                      lambda i, times: self._stacks(space, i, times))
+
+    def _stacks(self, space: Any, i: int, times: set[int]) -> dict[int, list[Frame]]:
+        """The Python frames open on line i at each of ``times``."""
+        found = self._stream_stacks(space, i, times)
+        if found is None:  # frames not written in start order
+            line = self.lines[i]
+            self._read_frames(space, i)
+            found = stacks(line, times)
+            line.f_start, line.f_end, line.f_frame = array("q"), array("q"), []
+        return found
+
+    def _stream_stacks(self, space: Any, i: int,
+                       times: set[int]) -> Optional[dict[int, list[Frame]]]:
+        """:func:`.pystack.stacks` in one pass over line i's events, keeping only
+        the open frames; None if its frames are not in start order."""
         line = self.lines[i]
-        frames: dict[int, Frame] = {}
-        for md_id, md in plane.event_metadata.items():
-            kind, payload = _classify(md.name)
-            if kind == _PY and payload is not None:
-                frames[md_id] = payload
+        plane = space.planes[line.where[0]]
+        xline = plane.lines[line.where[1]]
+        frame_of = _frames_of(plane).get
+        base = (self.shift_ns + xline.timestamp_ns) * 1000
+        wanted = sorted(times)
+        wanted.append(_AFTER_ALL)
+        k = 0
+        t = wanted[0]
+        # the open frames and their ends, above a bottom entry that never ends
+        ends: list[int] = [_AFTER_ALL]
+        open_: list[Any] = [None]
+        snap: Optional[list[Frame]] = None
+        out: dict[int, list[Frame]] = {}
+        last = -_AFTER_ALL
+        for ev in xline.events:
+            frame = frame_of(ev.metadata_id)
+            if frame is None:
+                continue
+            start = base + ev.offset_ps
+            if start < last:
+                return None
+            last = start
+            while t < start:  # every frame starting by t is open: t's stack is known
+                while ends[-1] <= t:
+                    ends.pop()
+                    open_.pop()
+                    snap = None
+                if snap is None:
+                    snap = open_[1:]
+                out[t] = list(snap)
+                k += 1
+                t = wanted[k]
+            while ends[-1] <= start:
+                ends.pop()
+                open_.pop()
+            ends.append(start + ev.duration_ps)
+            open_.append(frame)
+            snap = None
+        for t in wanted[k:-1]:
+            while ends[-1] <= t:
+                ends.pop()
+                open_.pop()
+            out[t] = open_[1:]
+        return out
+
+    def _read_frames(self, space: Any, i: int) -> None:
+        """Keep line i's Python frames as arrays (for :func:`.pystack.stacks`)."""
+        line = self.lines[i]
+        plane = space.planes[line.where[0]]
+        xline = plane.lines[line.where[1]]
         base = (self.shift_ns + xline.timestamp_ns) * 1000
         f_start, f_end, f_frame = line.f_start.append, line.f_end.append, line.f_frame.append
-        frame_of = frames.get
+        frame_of = _frames_of(plane).get
         last = -1 << 62
         for ev in xline.events:
             frame = frame_of(ev.metadata_id)
@@ -298,31 +406,24 @@ class Host:
                 f_end(start + ev.duration_ps)
                 f_frame(frame)
 
-    def _host_runs(self, xlines: list[tuple[Any, Any]]) -> None:
-        """Self times, eager executions and Python stacks of every host line."""
-        starts = []
-        for line in self.lines:
-            subtract_nested(line.ops)
-            line.runs = eager_execs(line)
-            starts.append([o[0] for o in line.ops] + [r[0] for r in line.runs])
-        attach_traces(self.lines, starts, lambda i: self._reread_frames(xlines, i))
-
-    def _read_marks(self, ev: Any, wanted: dict[int, str], base: int,
-                    line: Line) -> Optional[int]:
-        """Note a step marker or executor id; the start of an id event, else None."""
-        found = {wanted[st.metadata_id]: st for st in ev.stats if st.metadata_id in wanted}
-        if not found:
-            return None
+    def _read_marks(self, ev: Any, wanted: dict[int, str], base: int, line: Line) -> None:
+        """Note a step marker or executor id."""
+        step = ident = None
+        get = wanted.get
+        for st in ev.stats:
+            name = get(st.metadata_id)
+            if name == "step_num":
+                step = st
+            elif name is not None:  # "id"
+                ident = st
+        if step is None and ident is None:
+            return
         start = base + ev.offset_ps
         end = start + ev.duration_ps
-        step = found.get("step_num")
         if step is not None:
             self.markers.append((start, end, int(step.int64_value or step.uint64_value)))
-        elif "id" in found:
-            st = found["id"]
-            line.ids.append((start, end, st.int64_value or st.uint64_value))
-            return start
-        return None
+        elif ident is not None:
+            line.ids.append((start, end, ident.int64_value or ident.uint64_value))
 
     def _read_device(self, plane: Any, gpu: int) -> None:
         stats = _Stats(plane)
@@ -370,6 +471,17 @@ class Host:
         ex = Exec(start, dur, self.prefix + op.name, op.op, device)
         self.kernels.append(ex)
         self.xla.record(ex, op, kernel, gpu, line)
+
+
+def _frames_of(plane: Any) -> dict[int, Frame]:
+    """The plane's Python frames by event metadata id."""
+    frames: dict[int, Frame] = {}
+    for md_id, md in plane.event_metadata.items():
+        if md.name.startswith("$"):
+            frame = parse_py_frame(md.name)
+            if frame is not None:
+                frames[md_id] = frame
+    return frames
 
 
 def _classify(name: str) -> tuple[int, Any]:

@@ -1,0 +1,48 @@
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class XSpaceColumns(_message.Message):
+    __slots__ = ("planes",)
+    PLANES_FIELD_NUMBER: _ClassVar[int]
+    planes: _containers.RepeatedCompositeFieldContainer[XPlaneColumns]
+    def __init__(self, planes: _Optional[_Iterable[_Union[XPlaneColumns, _Mapping]]] = ...) -> None: ...
+
+class XPlaneColumns(_message.Message):
+    __slots__ = ("name", "lines", "event_metadata")
+    class EventMetadataEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: int
+        value: EventName
+        def __init__(self, key: _Optional[int] = ..., value: _Optional[_Union[EventName, _Mapping]] = ...) -> None: ...
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    LINES_FIELD_NUMBER: _ClassVar[int]
+    EVENT_METADATA_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    lines: _containers.RepeatedCompositeFieldContainer[XLineColumns]
+    event_metadata: _containers.MessageMap[int, EventName]
+    def __init__(self, name: _Optional[str] = ..., lines: _Optional[_Iterable[_Union[XLineColumns, _Mapping]]] = ..., event_metadata: _Optional[_Mapping[int, EventName]] = ...) -> None: ...
+
+class EventName(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class XLineColumns(_message.Message):
+    __slots__ = ("events",)
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    events: EventColumns
+    def __init__(self, events: _Optional[_Union[EventColumns, _Mapping]] = ...) -> None: ...
+
+class EventColumns(_message.Message):
+    __slots__ = ("metadata_id",)
+    METADATA_ID_FIELD_NUMBER: _ClassVar[int]
+    metadata_id: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, metadata_id: _Optional[_Iterable[int]] = ...) -> None: ...
