@@ -390,7 +390,7 @@ def test_python_frames_written_out_of_start_order_give_the_same_traces(tmp_path)
 def test_python_stack_lookups_agree_with_a_naive_scan():
     import random
 
-    from tfprof_shell.load.xplane import _stacks
+    from tfprof_shell.load.pystack import stacks as _stacks
     from tfprof_shell.load.xspace import Line
     from tfprof_shell.model import Frame
 

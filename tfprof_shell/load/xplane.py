@@ -41,7 +41,6 @@ from ..model import ExecMemory, ExecStep, Frame, GraphNode, Model, Source
 from .records import CPU_DEVICE, GPU_DEVICE
 from .runmeta import host_device_of, is_accelerator_stream, is_canonical_device
 from .detect import host_name
-from .pystack import stacks as _stacks  # noqa: F401 - tests check it directly
 from .xspace import Host, parse_tf_op, read_xspace_picked, time_origin
 
 
@@ -139,27 +138,6 @@ class _DeferredTraces:
         """The trace of node ``name`` (resolving all traces on the first call)."""
         self.resolve()
         return self.found.get(name)
-
-
-class _XplaneModel(Model):
-    """A Model whose ``has_trace`` may wait for :class:`_DeferredTraces` (the
-    code view and the advisor read it; the other views never pay for it)."""
-
-    _traces: Optional[_DeferredTraces] = None
-    _has_trace = False
-
-    @property  # type: ignore[override]
-    def has_trace(self) -> bool:
-        deferred = self._traces
-        if deferred is not None:
-            self._traces = None
-            if deferred.resolve():
-                self._has_trace = True
-        return self._has_trace
-
-    @has_trace.setter
-    def has_trace(self, value: bool) -> None:
-        self._has_trace = value
 
 
 def _add_memory(model: Model, host: Host, steps: _Steps, default: Optional[int],
@@ -260,7 +238,7 @@ def _add_execs(model: Model, rows: Sequence[Row], ref_ps: int) -> int:
 
 def model_from_hosts(hosts: Sequence[Host], ref_ns: int, source: Source) -> Model:
     """Build a Model from hosts read onto one time axis (picoseconds after ``ref_ns``)."""
-    model = _XplaneModel(source)
+    model = Model(source)
     ref_ps = ref_ns * 1000
     steps = _Steps([m for h in hosts for m in h.markers])
     default = None if steps.markers else 0
@@ -284,7 +262,7 @@ def model_from_hosts(hosts: Sequence[Host], ref_ns: int, source: Source) -> Mode
     del rows
     if any(host.has_frames for host in hosts):
         deferred = _DeferredTraces(hosts, steps, default)
-        model._traces = deferred
+        model.defer_has_trace(deferred.resolve)
         for node in model.nodes.values():
             if node.trace is None:
                 node.defer_trace(partial(deferred.trace_of, node.name))

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Optional
+from dataclasses import dataclass
+from typing import Callable, Optional
 
 from .node import GraphNode
 
@@ -20,22 +20,45 @@ class Source:
         return "%s: %s" % (self.kind, ", ".join(self.paths))
 
 
-@dataclass
 class Model:
     """One loaded profile, whatever its input format.
 
     Loaders fill it; views only read it. ``nodes`` maps names to nodes;
-    views iterate them in name order, as the engine does.
+    views iterate them in name order, as the engine does. ``has_trace`` may be
+    decided late: a loader that defers resolving code traces gives
+    :meth:`defer_has_trace` the check, which runs the first time it is read.
     """
 
-    source: Source
-    nodes: dict[str, GraphNode] = field(default_factory=dict)
-    steps: list[int] = field(default_factory=list)
-    has_trace: bool = False
-    miss_accelerator_stream: bool = False
-    #: Notes a loader wants shown once (e.g. "3 gradient nodes not accounted").
-    notes: list[str] = field(default_factory=list)
-    _sorted: Optional[list[GraphNode]] = field(default=None, repr=False)
+    def __init__(self, source: Source, nodes: Optional[dict[str, GraphNode]] = None,
+                 steps: Optional[list[int]] = None, has_trace: bool = False,
+                 miss_accelerator_stream: bool = False,
+                 notes: Optional[list[str]] = None) -> None:
+        self.source = source
+        self.nodes: dict[str, GraphNode] = {} if nodes is None else nodes
+        self.steps: list[int] = [] if steps is None else steps
+        self.miss_accelerator_stream = miss_accelerator_stream
+        #: Notes a loader wants shown once (e.g. "3 gradient nodes not accounted").
+        self.notes: list[str] = [] if notes is None else notes
+        self._has_trace = has_trace
+        self._trace_check: Optional[Callable[[], bool]] = None
+        self._sorted: Optional[list[GraphNode]] = None
+
+    @property
+    def has_trace(self) -> bool:
+        """Whether any node carries a code trace (the code view needs one)."""
+        check = self._trace_check
+        if check is not None:
+            self._trace_check = None
+            self._has_trace = check() or self._has_trace
+        return self._has_trace
+
+    @has_trace.setter
+    def has_trace(self, value: bool) -> None:
+        self._has_trace = value
+
+    def defer_has_trace(self, check: Callable[[], bool]) -> None:
+        """Decide ``has_trace`` (true if ``check()`` or if set true) when first read."""
+        self._trace_check = check
 
     def sorted_nodes(self) -> list[GraphNode]:
         """All nodes in name (byte) order, computed once."""
