@@ -11,9 +11,10 @@ alternating (ours, XProf, ours, XProf, ...), medians of --runs:
   ``raw_to_tool_data.xspace_to_tool_data([F], "framework_op_stats", ...)``
   (its saved-result cache off); wall time and peak RSS of each;
 * session: load time, then the latency of later views (scope, op, code, graph);
-* agreement: per op type, our total self time (µs) against the sum of XProf's
-  host self time over that type's rows: how many types agree within 1%
-  (XProf leaves eager ops out, so types that also ran eagerly differ).
+* agreement: per op type, our self time and executions over all steps
+  against the sum of XProf's host self time and occurrences over that type's
+  rows (see :func:`agreement` for what "agrees" means and why eager ops are
+  ours only).
 
 Needs a Python with the ``xprof`` package (--xprof-python) and, to record the
 TensorFlow profile on first use, one with TensorFlow (--tf-python)::
@@ -116,50 +117,76 @@ def session_worker(path: str) -> dict[str, Any]:
     return {"load": load, "views": views}
 
 
-def op_type_totals(path: str) -> dict[str, int]:
-    """Our op view: op type -> total self time in µs over all steps."""
+def op_type_totals(path: str) -> dict[str, tuple[int, int]]:
+    """Our op view: op type -> (self time in µs, executions) over all steps; eager
+    ops count as type ``"eager " + type``."""
     sys.path.insert(0, ROOT)
     from tfprof_shell.load import Inputs, load_model
     model = load_model(Inputs(profile_path=path))
-    totals: dict[str, int] = {}
+    totals: dict[str, tuple[int, int]] = {}
     for node in model.nodes.values():
-        micros = sum(rec.cpu_micros() + rec.accelerator_micros() for rec in node.execs.values())
-        totals[node.op] = totals.get(node.op, 0) + micros
+        if node.name == node.op:  # an eager op's node is named by its type
+            node_type = "eager " + node.op
+        else:
+            node_type = node.op
+        micros = runs = 0
+        for rec in node.execs.values():
+            values = rec.values()
+            runs += values[0]
+            micros += values[1]
+        old = totals.get(node_type, (0, 0))
+        totals[node_type] = (old[0] + micros, old[1] + runs)
     return totals
 
 
-def xprof_type_totals(xprof_python: str, path: str) -> dict[str, float]:
-    """XProf's framework_op_stats: op type -> summed host self time in µs."""
+def xprof_type_totals(xprof_python: str, path: str) -> dict[str, tuple[float, int]]:
+    """XProf's framework_op_stats: op type -> (host self time in µs, occurrences)."""
     out = os.path.join(CACHE, "xprof_op_stats.json")
+    os.makedirs(CACHE, exist_ok=True)
     subprocess.run([xprof_python, "-c", XPROF_CODE, path, out], check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     with open(out) as f:
         tables = json.load(f)
-    totals: dict[str, float] = {}
+    totals: dict[str, tuple[float, int]] = {}
     for table in tables if isinstance(tables, list) else [tables]:
         cols = [c["id"] for c in table["cols"]]
         if "type" not in cols or "host_or_device" not in cols:
             continue
-        t_col, hd, self_col = cols.index("type"), cols.index("host_or_device"), \
-            cols.index("total_self_time")
+        t_col, hd, self_col, occ = (cols.index("type"), cols.index("host_or_device"),
+                                    cols.index("total_self_time"), cols.index("occurrences"))
         for row in table["rows"]:
             cells = [c["v"] for c in row["c"]]
             if cells[hd] != "Host" or cells[t_col] == "IDLE":
                 continue
-            totals[cells[t_col]] = totals.get(cells[t_col], 0.0) + float(cells[self_col])
+            old = totals.get(cells[t_col], (0.0, 0))
+            totals[cells[t_col]] = (old[0] + float(cells[self_col]), old[1] + int(cells[occ]))
         break
     return totals
 
 
-def agreement(ours: dict[str, int], theirs: dict[str, float]) -> tuple[int, int, int]:
-    """(types in both, of those within 1% of XProf's total, types in one only).
+def agreement(ours: dict[str, tuple[int, int]],
+              theirs: dict[str, tuple[float, int]]) -> dict[str, Any]:
+    """How our per-type totals compare with XProf's.
 
-    XProf's framework_op_stats leaves eager ops out of its host table, so types
-    that also ran eagerly have larger totals here (and eager-only types are ours only).
+    A type agrees when its time is within 1% of XProf's or within 1 µs per
+    execution (tfprof keeps whole microseconds per execution, XProf
+    nanoseconds), and its executions equal XProf's occurrences. Types only we
+    have are eager ops: XProf's framework_op_stats leaves them out of its host
+    table. Executions outside every step marker are left out of a tfprof
+    model, so a type run there too has fewer executions than XProf counts.
     """
-    both = set(ours) & set(theirs)
-    close = sum(1 for t in both if abs(ours[t] - theirs[t]) <= 0.01 * max(theirs[t], 1.0))
-    return len(both), close, len(set(ours) ^ set(theirs))
+    both = sorted(set(ours) & set(theirs))
+    time_ok = [t for t in both if abs(ours[t][0] - theirs[t][0])
+               <= max(0.01 * theirs[t][0], ours[t][1], 1.0)]
+    runs_ok = [t for t in both if ours[t][1] == theirs[t][1]]
+    total_ours = sum(ours[t][0] for t in both)
+    total_theirs = sum(theirs[t][0] for t in both)
+    return {"both": len(both), "time_ok": len(time_ok), "runs_ok": len(runs_ok),
+            "ours_only": sorted(set(ours) - set(theirs)),
+            "xprof_only": sorted(set(theirs) - set(ours)),
+            "total": (total_ours, total_theirs),
+            "worst": sorted(((abs(ours[t][0] - theirs[t][0]) / max(theirs[t][0], 1.0), t)
+                             for t in both), reverse=True)[:3]}
 
 
 def run(args: argparse.Namespace) -> list[list[Any]]:
@@ -194,10 +221,18 @@ def run(args: argparse.Namespace) -> list[list[Any]]:
         for view, times in sess["views"].items():
             rows.append([label, "session: later %s, s (first / repeated)" % view,
                          "%.3f / %.3f" % (times[0], times[1]), "", ""])
-        both, close, only = agreement(op_type_totals(path),
-                                      xprof_type_totals(args.xprof_python, path))
-        rows.append([label, "op types: in both / of those within 1% / in one only",
-                     "%d / %d / %d" % (both, close, only), "", ""])
+        agree = agreement(op_type_totals(path), xprof_type_totals(args.xprof_python, path))
+        rows.append([label, "op types in both: time within 1%% or 1 us/run; same run count",
+                     "%d of %d; %d of %d" % (agree["time_ok"], agree["both"],
+                                             agree["runs_ok"], agree["both"]), "", ""])
+        rows.append([label, "self time of the types in both, ms", "%.1f" % (agree["total"][0] / 1e3),
+                     "%.1f" % (agree["total"][1] / 1e3),
+                     "%.3f" % (agree["total"][0] / max(agree["total"][1], 1.0))])
+        rows.append([label, "types only ours (eager ops) / only XProf's",
+                     "%d: %s" % (len(agree["ours_only"]), " ".join(agree["ours_only"][:6])),
+                     "%d: %s" % (len(agree["xprof_only"]), " ".join(agree["xprof_only"][:6])), ""])
+        rows.append([label, "largest relative differences", ", ".join(
+            "%s %.1f%%" % (t, 100 * d) for d, t in agree["worst"]), "", ""])
     return rows
 
 
