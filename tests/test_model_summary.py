@@ -113,10 +113,18 @@ def outcome(model: Model, line: str) -> str:
         return "%s: %s" % (type(exc).__name__, exc.message)
 
 
+def packed_for_views(inputs: Inputs) -> Model:
+    """A packed model that may reload only for traces its loader deferred (TF2 stacks)."""
+    model = load_model(inputs)
+    if model.traces_deferred:
+        return unpack_model(pack_model(model), lambda: load_model(inputs))
+    return unpack_model(pack_model(model), no_reload)
+
+
 @pytest.mark.parametrize("route", sorted(ROUTES) + ["pytorch"])
 def test_every_view_and_step_is_byte_identical(routes, route):
     loaded = load_model(routes[route])
-    packed = unpack_model(pack_model(load_model(routes[route])), no_reload)
+    packed = packed_for_views(routes[route])
     assert packed.steps == loaded.steps and packed.steps
     assert sorted(packed.nodes) == sorted(loaded.nodes)
     assert (packed.has_trace, packed.miss_accelerator_stream, packed.notes, packed.source) == (
@@ -136,7 +144,7 @@ def test_every_view_and_step_is_byte_identical(routes, route):
 @pytest.mark.parametrize("route", ["convnet/profile", "tf2/custom_loop_py", "timeline/mlp"])
 def test_filters_and_orders_are_identical(routes, route):
     loaded = load_model(routes[route])
-    packed = unpack_model(pack_model(loaded), no_reload)
+    packed = packed_for_views(routes[route])
     for line in ("scope -max_depth 3 -min_micros 5 -order_by bytes -account_type_regexes .*Add.*",
                  "graph -max_depth 4 -start_name_regexes .*grad.* -select micros,occurrence",
                  "op -order_by occurrence -min_occurrence 2 -select micros,occurrence",
@@ -319,3 +327,23 @@ def test_deferred_details_are_resolved_before_packing():
     assert packed.nodes[conv.name].trace == conv.trace and conv.trace
     assert packed.nodes[conv.name].output_shapes == conv.output_shapes and conv.output_shapes
 
+
+def test_deferred_traces_stay_deferred_until_the_code_view_asks():
+    inputs = ROUTES["tf2/custom_loop_py"]
+    assert load_model(inputs).traces_deferred  # the TF2 loader looks stacks up late
+    packed, reloads = packed_counting_reloads(inputs)
+    loaded = load_model(inputs)
+    for line in ("scope -max_depth 4", "op -select micros,occurrence", "graph -max_depth 3"):
+        assert run(packed, line) == run(loaded, line)
+    assert reloads == []
+    line = "code -max_depth 8 -select micros -order_by micros"
+    assert run(packed, line) == run(loaded, line)
+    assert run(packed, line + " -output json") == run(loaded, line + " -output json")
+    assert reloads == [1]
+
+
+def test_deferred_traces_without_reload_are_one_clear_load_error():
+    packed = unpack_model(pack_model(load_model(ROUTES["tf2/custom_loop_py"])))
+    assert run(packed, "op -select micros")
+    with pytest.raises(LoadError, match=r"^code traces need the full profile: .*custom_loop_py"):
+        run(packed, "code -max_depth 3")

@@ -60,6 +60,11 @@ class Model:
         """Decide ``has_trace`` (true if ``check()`` or if set true) when first read."""
         self._trace_check = check
 
+    @property
+    def traces_deferred(self) -> bool:
+        """Whether a loader left the code traces to be resolved when first read."""
+        return self._trace_check is not None
+
     def sorted_nodes(self) -> list[GraphNode]:
         """All nodes in name (byte) order, computed once."""
         if self._sorted is None or len(self._sorted) != len(self.nodes):

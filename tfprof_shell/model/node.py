@@ -186,6 +186,11 @@ class GraphNode:
         self._trace = None
         self._trace_source = source
 
+    @property
+    def trace_deferred(self) -> bool:
+        """Whether the trace is still to be resolved (reading ``trace`` would do it)."""
+        return self._trace_source is not None
+
     def defer_details(self, shapes: Callable[["GraphNode"], None],
                       attrs: Callable[["GraphNode"], None]) -> None:
         """Fill node facts only when something reads them; each filler runs once.

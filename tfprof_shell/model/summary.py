@@ -6,8 +6,10 @@ node (its static facts, the steps it ran in and the eight
 :meth:`GraphNode.stats` answers every step, and the average, exactly as on
 the loaded model. The detailed per-step records (executions per device,
 memory records, allocations; only timelines and the accelerator advice read
-them) stay behind: :func:`unpack_model`'s nodes fetch them from a full load
-of the original inputs, made once, on first use, by the ``reload`` callable.
+them) stay behind, and so do code traces a loader left unresolved (a TF2
+profile's Python stacks cost a second pass over the file): :func:`unpack_model`'s
+nodes fetch them from a full load of the original inputs, made once, on first
+use, by the ``reload`` callable.
 
 The format: :data:`MAGIC`, a version byte, then zlib-compressed
 :mod:`marshal` data (marshal, unlike pickle, cannot run code when it reads
@@ -20,6 +22,7 @@ from __future__ import annotations
 import marshal
 import zlib
 from array import array
+from functools import partial
 from typing import Callable, Optional
 
 from ..errors import LoadError, UserError
@@ -28,11 +31,14 @@ from .node import ExecStep, Frame, GraphNode, LazyExecs
 
 MAGIC = b"tfprof-summary\n"
 #: Bumped whenever the layout changes: a summary from another version is refused.
-VERSION = 1
+VERSION = 2
 #: marshal format 4 reads the same on every Python 3 from 3.4 on.
 _MARSHAL_FORMAT = 4
 #: Speed over ratio: zeros and small numbers dominate, level 1 already packs them.
 _ZLIB_LEVEL = 1
+#: A node's trace index, and the model's has_trace, when a reload decides them.
+_TRACE_FROM_RELOAD = -2
+_HAS_TRACE_FROM_RELOAD = 2
 _N_VALUES = 8
 _ZEROS = (0,) * _N_VALUES
 
@@ -53,10 +59,13 @@ def pack_model(model: Model) -> bytes:
     values = array("q")  # _N_VALUES per (node, step), in node then step order
     totals = array("q")  # _N_VALUES per node
     persistent = []
+    # Traces a loader deferred (TF2 Python stacks) stay deferred: resolving them
+    # here would cost a worker what no view may ever ask for; a reload gives them.
+    deferred = model.traces_deferred
     for index, node in enumerate(model.nodes.values()):
-        trace = node.trace
+        trace = None if deferred and node.trace_deferred else node.trace
         if trace is None:
-            t = -1
+            t = _TRACE_FROM_RELOAD if deferred and node.trace_deferred else -1
         else:
             t = trace_by_identity.get(id(trace), -1)
             if t < 0:
@@ -105,7 +114,8 @@ def pack_model(model: Model) -> bytes:
     source = model.source
     payload = (
         (source.kind, tuple(source.paths), source.note), list(model.steps),
-        bool(model.has_trace), bool(model.miss_accelerator_stream), list(model.notes),
+        _HAS_TRACE_FROM_RELOAD if deferred and not model._has_trace  # noqa: SLF001
+        else bool(model.has_trace), bool(model.miss_accelerator_stream), list(model.notes),
         frames, traces, rows, counts.tobytes(), steps.tobytes(),
         _transpose(values), _transpose(totals), persistent)
     return MAGIC + bytes([VERSION]) + zlib.compress(marshal.dumps(payload, _MARSHAL_FORMAT),
@@ -155,7 +165,8 @@ def unpack_model(data: bytes, reload: Optional[Callable[[], Model]] = None) -> M
     except (ValueError, TypeError, EOFError, zlib.error) as exc:
         raise LoadError("the profile summary is damaged (%s)" % exc) from None
     model = Model(Source(src[0], tuple(src[1]), src[2]), steps=list(model_steps),
-                  has_trace=has_trace, miss_accelerator_stream=miss_stream, notes=list(notes))
+                  has_trace=has_trace is True, miss_accelerator_stream=miss_stream,
+                  notes=list(notes))
     frames = [Frame(*f) for f in frame_rows]
     traces = [[frames[i] for i in ids] for ids in trace_rows]
     counts, steps = _columns([raw_counts, raw_steps])
@@ -164,6 +175,8 @@ def unpack_model(data: bytes, reload: Optional[Callable[[], Model]] = None) -> M
     execs = SummaryExecs(model.source, [r[0] for r in rows], counts, steps,
                          _columns(raw_values), reload)
     offsets = execs.offsets
+    if has_trace == _HAS_TRACE_FROM_RELOAD:
+        model.defer_has_trace(execs.full_has_trace)
     nodes = model.nodes
     for index, row in enumerate(rows):
         (name, node_id, op, op_types, shape, inputs, output_shapes, src_output, attrs,
@@ -180,6 +193,8 @@ def unpack_model(data: bytes, reload: Optional[Callable[[], Model]] = None) -> M
         node.float_ops = float_ops
         if t >= 0:
             node.trace = traces[t]
+        elif t == _TRACE_FROM_RELOAD:
+            node.defer_trace(partial(execs.full_trace, name))
         count = counts[index]
         if count:
             start = offsets[index]
@@ -225,10 +240,19 @@ class SummaryExecs:
                             % (self._where(), name, step))
         return record
 
+    def full_trace(self, name: str) -> Optional[list[Frame]]:
+        """Node ``name``'s code trace, from the full model."""
+        node = self._full_model("code traces").nodes.get(name)
+        return node.trace if node is not None else None
+
+    def full_has_trace(self) -> bool:
+        """Whether the full model has code traces."""
+        return self._full_model("code traces").has_trace
+
     def _where(self) -> str:
         return ", ".join(self._source.paths) or self._source.kind
 
-    def _full_model(self) -> Model:
+    def _full_model(self, what: str = "timelines and the accelerator advice") -> Model:
         if self._full is None:
             why = "it was loaded elsewhere"
             if self._reload is not None:
@@ -237,7 +261,7 @@ class SummaryExecs:
                 except UserError as exc:
                     why = exc.message
             if self._full is None:
-                raise LoadError("timelines and the accelerator advice need the full profile: "
-                                "%s cannot be read here (%s)" % (self._where(), why))
+                raise LoadError("%s need the full profile: %s cannot be read here (%s)"
+                                % (what, self._where(), why))
         return self._full
 
