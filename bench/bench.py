@@ -27,7 +27,13 @@ stacks make a very large code view. "large" is both when there is an engine
 Python, else the synthetic one. Generated profiles are cached in bench/.cache/.
 
 With --xprof-python (a Python with the xprof package), the TF2 comparison of
-bench/bench_xprof.py runs too and its table is printed after ours.
+bench/bench_xprof.py runs too and its table is printed after ours; with
+--parallel-copies N, bench/bench_parallel.py then loads N copies of the large
+TF2 and ProfileProto profiles with 1, 2 and all cores. So one run reports every
+ratio of README's Performance section:
+
+    python bench/bench.py --profiles large --engine-python PY_TF --xprof-python PY_XPROF \
+        --parallel-copies 4
 
     python bench/bench.py                       # sample + medium + large + xplane
     python bench/bench.py --profiles large --runs 5 --engine-python /path/to/python
@@ -340,6 +346,8 @@ def main(argv=None) -> int:
                     help="a Python with TensorFlow 2.x installed (default: this one if it has it)")
     ap.add_argument("--xprof-python",
                     help="a Python with the xprof package: also run bench/bench_xprof.py")
+    ap.add_argument("--parallel-copies", type=int, default=0, metavar="N",
+                    help="also run bench/bench_parallel.py: N copies loaded with 1, 2, all cores")
     ap.add_argument("--worker", nargs=2, metavar=("KIND", "PATH"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
@@ -369,6 +377,12 @@ def main(argv=None) -> int:
             print("\nTF2 profiles against XProf (bench/bench_xprof.py)")
             print(tabulate(rows, headers=["profile", "measure", "ours", "XProf", "ratio"],
                            tablefmt="github"))
+    if args.parallel_copies:
+        print("\nLoading %d profiles at once (bench/bench_parallel.py)" % args.parallel_copies)
+        sys.stdout.flush()
+        subprocess.run([sys.executable, os.path.join(HERE, "bench_parallel.py"),
+                        "--copies", str(args.parallel_copies), "--runs", str(max(1, args.runs // 2))],
+                       check=True)
     print("\n(load average at the end: %s)" % " ".join("%.1f" % x for x in os.getloadavg()))
     return 0
 

@@ -15,11 +15,13 @@ unpack it, what starting a loading process costs with the spawn and
 forkserver start methods, and how many cores were free (on a shared machine
 the speed-ups are bounded by that, not by the core count).
 
-Profiles: "xplane" (bench/make_large_xplane.py, ~100 MB, 20k ops x 20 steps)
+Profiles: "tf2" (the TensorFlow-recorded ~100 MB TF2 file of
+bench/make_large_tf2_xplane.py, Python stacks included, when it has been
+recorded), "xplane" (bench/make_large_xplane.py, ~100 MB, 20k ops x 20 steps)
 and "profile" (bench/make_large_profile.py, a ~90 MB ProfileProto, 50k nodes x
 10 steps), generated once into bench/.cache/ as bench/bench.py does::
 
-    python bench/bench_parallel.py --copies 4 [--profiles xplane,profile] [--runs 3]
+    python bench/bench_parallel.py --copies 4 [--profiles tf2,xplane,profile] [--runs 3]
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ sys.path.insert(0, ROOT)
 
 #: kind -> (cached file, generator script, copy name pattern)
 PROFILES = {
+    "tf2": (os.path.join(CACHE, "tf2", "localhost.xplane.pb"), "make_large_tf2_xplane.py",
+            "host%d.xplane.pb"),
     "xplane": (os.path.join(CACHE, "large", "localhost.xplane.pb"), "make_large_xplane.py",
                "host%d.xplane.pb"),
     "profile": (os.path.join(CACHE, "large_profile"), "make_large_profile.py", "profile_%d"),
@@ -174,7 +178,7 @@ def in_child(*args: str) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--copies", type=int, default=4, help="profiles loaded together")
-    ap.add_argument("--profiles", default="xplane,profile")
+    ap.add_argument("--profiles", default="tf2,xplane,profile")
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -196,6 +200,10 @@ def main(argv=None) -> int:
         print("start method %-10s first process %4.0f ms, then %4.0f ms each"
               % (method, first * 1000, then * 1000))
     for kind in args.profiles.split(","):
+        if kind == "tf2" and not os.path.exists(PROFILES[kind][0]):
+            print("\ntf2: skipped (record it first: bench/make_large_tf2_xplane.py, with "
+                  "TensorFlow, or bench/bench_xprof.py --tf-python PY)")
+            continue
         paths = copies(kind, args.copies)
         p = in_child("pack", paths[0])
         print("\n%s: %.1f MB, %d nodes, %d node-step records; one load %.2f s"
