@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import gc
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Optional, TypeVar
 
 from ..deep import call_deep
 from ..model import Model
@@ -42,6 +42,10 @@ class ProfileViews:
     def __init__(self, model: Model) -> None:
         self.model = model
         self._views: dict[str, Any] = {}
+        #: (view, result) of the last command: a repeat with equal options
+        #: gets the same result (views derive results from the options alone,
+        #: and nothing touched the view since).
+        self._last: Optional[tuple[str, ViewResult]] = None
 
     def view(self, name: str) -> Any:
         """The view ``name`` (a key of VIEWS), built on first use."""
@@ -56,9 +60,15 @@ class ProfileViews:
         return view
 
     def show(self, view: str, opts: Options) -> ViewResult:
-        """The ViewResult of ``view`` for ``opts``."""
+        """The ViewResult of ``view`` for ``opts`` (the last one again if it was for equal opts)."""
+        last = self._last
+        if last is not None and last[0] == view and last[1].options == opts:
+            return last[1]
+        self._last = None
         try:
-            return _without_gc(self.view(view).show, opts)
+            result = _without_gc(self.view(view).show, opts)
+            self._last = (view, result)
+            return result
         except KeyboardInterrupt:
             # The abandoned worker may still be mutating this view's nodes.
             self._views.pop(view, None)
