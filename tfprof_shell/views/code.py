@@ -22,6 +22,8 @@ from .op import snapshot
 from .tree import show_tree
 
 GRADIENT_SUFFIX = " (gradient)"
+#: Own statistics plus the definition count of a frame without ops.
+_ZERO_ONE = ZERO_SELF + ONE
 
 
 def frame_label(frame: Frame) -> str:
@@ -93,6 +95,7 @@ class CodeView:
         self._labels.clear()
         #: (step, account regexes) of the accounting the tree holds.
         self._accounted: Optional[tuple[int, tuple[str, ...]]] = None
+        self._order: Optional[list[ViewNode]] = None
 
     def _add_member(self, leaf: ViewNode, gnode: GraphNode) -> None:
         members = leaf.members
@@ -129,6 +132,20 @@ class CodeView:
             node = child
         return node
 
+    def _postorder(self) -> list[ViewNode]:
+        """Every node below the root, children before their parent (made once)."""
+        order = self._order
+        if order is None:
+            order = []
+            stack = list(self.root.children)
+            while stack:  # parents first, then reversed: children before parents
+                node = stack.pop()
+                order.append(node)
+                stack.extend(node.children)
+            order.reverse()
+            self._order = order
+        return order
+
     def show(self, opts: Options) -> ViewResult:
         """Account, filter, sort and freeze the call-stack tree for one command."""
         step = opts.step
@@ -139,6 +156,8 @@ class CodeView:
             notes.append("Note: code view ignores account_displayed_op_only")
 
         def reaccount(nodes: list[ViewNode]) -> list[ViewNode]:
+            if accounting.match_all:
+                return _account_all(self._postorder(), nodes, step)
             return _account(nodes, step, accounting)
 
         # The code view never re-accounts displayed nodes, so the accounting of
@@ -189,3 +208,30 @@ def _account(nodes: list[ViewNode], step: int, accounting: Accounting) -> list[V
             node.total = ZERO_TOTAL
     return kept
 
+
+def _account_all(order: list[ViewNode], roots: list[ViewNode], step: int) -> list[ViewNode]:
+    """_account under the match-all regex, ``order`` being every node in post-order.
+
+    Every node is accounted, hence kept with all its children: one flat loop
+    over the nodes, no new lists.
+    """
+    for node in order:
+        members = node.members
+        if members:
+            node.picked = members
+            own = node.self = sum_stats(list(members.values()), step)
+            own = own + ONE
+        else:
+            node.picked = EMPTY
+            node.self = ZERO_SELF
+            own = _ZERO_ONE
+        node.account = True
+        children = node.children
+        node.kept = children
+        if not children:
+            node.total = own
+        elif len(children) == 1:
+            node.total = tuple(map(add, own, children[0].total))
+        else:
+            node.total = tuple(map(sum, zip(own, *[c.total for c in children])))
+    return roots
