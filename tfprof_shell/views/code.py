@@ -19,7 +19,7 @@ from ..model.stats import ZERO_SELF
 from ..options import Options
 from .base import EMPTY, ONE, ROOT_NAME, ZERO_TOTAL, ViewNode, ViewResult
 from .op import snapshot
-from .tree import show_tree
+from .tree import postorder, show_tree
 
 GRADIENT_SUFFIX = " (gradient)"
 #: Own statistics plus the definition count of a frame without ops.
@@ -134,17 +134,9 @@ class CodeView:
 
     def _postorder(self) -> list[ViewNode]:
         """Every node below the root, children before their parent (made once)."""
-        order = self._order
-        if order is None:
-            order = []
-            stack = list(self.root.children)
-            while stack:  # parents first, then reversed: children before parents
-                node = stack.pop()
-                order.append(node)
-                stack.extend(node.children)
-            order.reverse()
-            self._order = order
-        return order
+        if self._order is None:
+            self._order = postorder(self.root.children)
+        return self._order
 
     def show(self, opts: Options) -> ViewResult:
         """Account, filter, sort and freeze the call-stack tree for one command."""

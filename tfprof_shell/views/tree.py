@@ -73,6 +73,39 @@ def account_scope_tree(nodes: list[ViewNode], step: int, accounting: Accounting)
     return kept
 
 
+def postorder(roots: list[ViewNode]) -> list[ViewNode]:
+    """``roots`` and all their descendants, children before their parent."""
+    order: list[ViewNode] = []
+    stack = list(roots)
+    while stack:  # parents before their descendants, then reversed
+        node = stack.pop()
+        order.append(node)
+        stack.extend(node.children)
+    order.reverse()
+    return order
+
+
+def account_scope_all(order: list[ViewNode], roots: list[ViewNode], step: int) -> list[ViewNode]:
+    """account_scope_tree under the match-all regex; ``order`` = postorder(roots).
+
+    Every node is accounted, hence kept with all its children: one flat loop
+    over the nodes, no new lists.
+    """
+    for node in order:
+        own = node.self = node.gnode.stats(step)
+        node.account = True
+        children = node.children
+        node.kept = children
+        own = own + ONE
+        if not children:
+            node.total = own
+        elif len(children) == 1:
+            node.total = tuple(map(add, own, children[0].total))
+        else:
+            node.total = tuple(map(sum, zip(own, *[c.total for c in children])))
+    return roots
+
+
 def search_roots(nodes: list[ViewNode], start: Callable[[str], bool]) -> list[ViewNode]:
     """Topmost kept nodes whose name matches a start regex."""
     found = []
