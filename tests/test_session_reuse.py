@@ -70,3 +70,14 @@ def test_every_pair_of_commands(name: str) -> None:
         session.execute(first)
         for second in commands:
             assert session.execute(second).text == expected[second], (first, second)
+
+
+def test_a_repeated_command_gets_the_last_result_back() -> None:
+    session = Session(MODELS["tiny_mlp"])
+    command = COMMANDS[0]
+    first = session.show("scope", session.options)
+    assert session.show("scope", session.options) is first
+    session.show("code", session.options)
+    assert session.show("scope", session.options) is not first
+    expected = _fresh("tiny_mlp", command)
+    assert session.execute(command).text == session.execute(command).text == expected
