@@ -14,6 +14,8 @@ from .base import ViewResult
 T = TypeVar("T")
 #: A view of a model this large is frozen out of the garbage collector's sight.
 _FREEZE_NODES = 10_000
+#: A command that made this many objects sets them aside from the collector too.
+_FREEZE_ALLOCATIONS = 10_000
 
 
 def _without_gc(fn: Callable[..., T], *args: Any) -> T:
@@ -29,6 +31,11 @@ def _without_gc(fn: Callable[..., T], *args: Any) -> T:
         return call_deep(fn, *args)
     finally:
         if enabled:
+            if gc.get_count()[0] >= _FREEZE_ALLOCATIONS:
+                # Otherwise the first allocation after this would walk all the
+                # objects just made (a view's rows), and later ones again as they
+                # age: set them aside as the views themselves are.
+                gc.freeze()
             gc.enable()
 
 
