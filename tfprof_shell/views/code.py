@@ -114,21 +114,31 @@ class CodeView:
     def _walk(self, frames: list[Frame], suffix: str) -> ViewNode:
         node = self.root
         labels = self._labels
+        fresh = False  # node was made by this walk: it has no children to look up
         for frame in frames:
             label = labels.get(frame)
             if label is None:
                 label = labels[frame] = frame_label(frame)
             if suffix:
                 label += suffix
-            index = node.child_index
-            child = index.get(label)
-            if child is None:
+            if fresh:
+                child = ViewNode(label)
+                node.child_index = {label: child}
+            else:
+                index = node.child_index
+                child = index.get(label)
+                if child is not None:
+                    node = child
+                    continue
+                fresh = True
+                child = ViewNode(label)
                 if index is EMPTY:  # a node gets its own index with its first child
-                    index = node.child_index = {}
-                child = index[label] = ViewNode(label)  # type: ignore[index]
-                child.frame = frame
-                child.suffix = suffix
-                node.children.append(child)
+                    node.child_index = {label: child}
+                else:
+                    index[label] = child  # type: ignore[index]
+            child.frame = frame
+            child.suffix = suffix
+            node.children.append(child)
             node = child
         return node
 
