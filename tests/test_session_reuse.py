@@ -75,9 +75,13 @@ def test_every_pair_of_commands(name: str) -> None:
 def test_a_repeated_command_gets_the_last_result_back() -> None:
     session = Session(MODELS["tiny_mlp"])
     command = COMMANDS[0]
-    first = session.show("scope", session.options)
-    assert session.show("scope", session.options) is first
-    session.show("code", session.options)
-    assert session.show("scope", session.options) is not first
+    views = session.profile
+    first = views.show("scope", session.options)
+    views.remember("scope", first)
+    assert views.show("scope", session.options) is first
+    views.show("code", session.options)  # another view: the kept one stays
+    assert views.show("scope", session.options) is first
+    views.show("scope", session.options.replace(max_depth=2))  # same view: forgotten
+    assert views.show("scope", session.options) is not first
     expected = _fresh("tiny_mlp", command)
     assert session.execute(command).text == session.execute(command).text == expected

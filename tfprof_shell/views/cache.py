@@ -49,10 +49,18 @@ class ProfileViews:
     def __init__(self, model: Model) -> None:
         self.model = model
         self._views: dict[str, Any] = {}
-        #: (view, result) of the last command: a repeat with equal options
-        #: gets the same result (views derive results from the options alone,
-        #: and nothing touched the view since).
+        #: (view, result) of the last displayed command: a repeat with equal
+        #: options gets the same result (views derive results from the options
+        #: alone; a run of that view with other options forgets it).
         self._last: Optional[tuple[str, ViewResult]] = None
+
+    def remember(self, view: str, result: ViewResult) -> None:
+        """Keep ``result`` (just shown by ``view``) for a repeat of its command.
+
+        Only displayed commands call this; the advisor's and the comparisons'
+        own runs are not kept (nor freed by the next command).
+        """
+        self._last = (view, result)
 
     def view(self, name: str) -> Any:
         """The view ``name`` (a key of VIEWS), built on first use."""
@@ -67,15 +75,14 @@ class ProfileViews:
         return view
 
     def show(self, view: str, opts: Options) -> ViewResult:
-        """The ViewResult of ``view`` for ``opts`` (the last one again if it was for equal opts)."""
+        """The ViewResult of ``view`` for ``opts`` (the remembered one if it is for equal opts)."""
         last = self._last
-        if last is not None and last[0] == view and last[1].options == opts:
-            return last[1]
-        self._last = None
+        if last is not None and last[0] == view:
+            if last[1].options == opts:
+                return last[1]
+            self._last = None  # this view's nodes are about to change
         try:
-            result = _without_gc(self.view(view).show, opts)
-            self._last = (view, result)
-            return result
+            return _without_gc(self.view(view).show, opts)
         except KeyboardInterrupt:
             # The abandoned worker may still be mutating this view's nodes.
             self._views.pop(view, None)
