@@ -70,3 +70,18 @@ def test_every_pair_of_commands(name: str) -> None:
         session.execute(first)
         for second in commands:
             assert session.execute(second).text == expected[second], (first, second)
+
+
+def test_a_repeated_command_gets_the_last_result_back() -> None:
+    session = Session(MODELS["tiny_mlp"])
+    command = COMMANDS[0]
+    views = session.profile
+    first = views.show("scope", session.options)
+    views.remember("scope", first)
+    assert views.show("scope", session.options) is first
+    views.show("code", session.options)  # another view: the kept one stays
+    assert views.show("scope", session.options) is first
+    views.show("scope", session.options.replace(max_depth=2))  # same view: forgotten
+    assert views.show("scope", session.options) is not first
+    expected = _fresh("tiny_mlp", command)
+    assert session.execute(command).text == session.execute(command).text == expected

@@ -165,7 +165,9 @@ class Session:
         plan = plan_view(self.model, view, opts)
         renderer = renderer_for(opts)
         for run_opts in plan.runs:
-            renderer.add(self.profile.show(view, run_opts))
+            result = self.profile.show(view, run_opts)
+            self.profile.remember(view, result)
+            renderer.add(result)
         return deliver(renderer.finish())
 
     def _build_multi(self, plan: MultiPlan) -> MultiResult:

@@ -9,7 +9,7 @@ chain totals and bounds min_occurrence by the number of graph nodes.
 from __future__ import annotations
 
 from operator import itemgetter, lt
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from .. import metrics, regex
 from ..model import stats as S
@@ -63,6 +63,17 @@ class Filter:
         if self_min:
             return lambda node: not any(map(lt, self_get(node.self), self_min))
         return lambda node: True
+
+    def total_floor(self) -> Optional[tuple[Callable[[Sequence[int]], Sequence[int]], int]]:
+        """(get, floor) when passes(node) is ``min(get(node.total)) >= floor``, else None.
+
+        That is when only totals are bounded, all by the same value (the
+        defaults bound them all by 0).
+        """
+        if (self.view == "op" or not self._all_names or self._self_min
+                or not self._total_min or len(set(self._total_min)) != 1):
+            return None
+        return self._total_get, self._total_min[0]
 
     def should_show(self, node, depth: int) -> bool:
         """The engine's ShouldShow for a ViewNode at ``depth`` (root = 1)."""

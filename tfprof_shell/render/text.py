@@ -79,8 +79,11 @@ def legend(result: ViewResult) -> str:
 
 
 def render_text(result: ViewResult) -> str:
-    """The full text the engine prints for a view command."""
-    return doc_block(result) + render_table(result)
+    """The full text the engine prints for a view command (made once per result)."""
+    text = result.rendered.get("text")
+    if text is None:
+        text = result.rendered["text"] = doc_block(result) + render_table(result)
+    return text
 
 
 class TextRenderer(SingleRenderer):

@@ -169,6 +169,9 @@ class ViewResult:
     notes: list[str] = field(default_factory=list)
     #: The model the view was built from (timeline and pprof renderers need it).
     model: Optional[Model] = None
+    #: Renderers' outputs of this result, by renderer (a repeated command
+    #: gets the same result back: its text is made once).
+    rendered: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def missing_accelerator_stream(self) -> bool:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import gc
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Optional, TypeVar
 
 from ..deep import call_deep
 from ..model import Model
@@ -14,6 +14,8 @@ from .base import ViewResult
 T = TypeVar("T")
 #: A view of a model this large is frozen out of the garbage collector's sight.
 _FREEZE_NODES = 10_000
+#: A command that made this many objects sets them aside from the collector too.
+_FREEZE_ALLOCATIONS = 10_000
 
 
 def _without_gc(fn: Callable[..., T], *args: Any) -> T:
@@ -29,6 +31,11 @@ def _without_gc(fn: Callable[..., T], *args: Any) -> T:
         return call_deep(fn, *args)
     finally:
         if enabled:
+            if gc.get_count()[0] >= _FREEZE_ALLOCATIONS:
+                # Otherwise the first allocation after this would walk all the
+                # objects just made (a view's rows), and later ones again as they
+                # age: set them aside as the views themselves are.
+                gc.freeze()
             gc.enable()
 
 
@@ -42,6 +49,18 @@ class ProfileViews:
     def __init__(self, model: Model) -> None:
         self.model = model
         self._views: dict[str, Any] = {}
+        #: (view, result) of the last displayed command: a repeat with equal
+        #: options gets the same result (views derive results from the options
+        #: alone; a run of that view with other options forgets it).
+        self._last: Optional[tuple[str, ViewResult]] = None
+
+    def remember(self, view: str, result: ViewResult) -> None:
+        """Keep ``result`` (just shown by ``view``) for a repeat of its command.
+
+        Only displayed commands call this; the advisor's and the comparisons'
+        own runs are not kept (nor freed by the next command).
+        """
+        self._last = (view, result)
 
     def view(self, name: str) -> Any:
         """The view ``name`` (a key of VIEWS), built on first use."""
@@ -56,7 +75,12 @@ class ProfileViews:
         return view
 
     def show(self, view: str, opts: Options) -> ViewResult:
-        """The ViewResult of ``view`` for ``opts``."""
+        """The ViewResult of ``view`` for ``opts`` (the remembered one if it is for equal opts)."""
+        last = self._last
+        if last is not None and last[0] == view:
+            if last[1].options == opts:
+                return last[1]
+            self._last = None  # this view's nodes are about to change
         try:
             return _without_gc(self.view(view).show, opts)
         except KeyboardInterrupt:

@@ -19,9 +19,11 @@ from ..model.stats import ZERO_SELF
 from ..options import Options
 from .base import EMPTY, ONE, ROOT_NAME, ZERO_TOTAL, ViewNode, ViewResult
 from .op import snapshot
-from .tree import show_tree
+from .tree import postorder, show_tree
 
 GRADIENT_SUFFIX = " (gradient)"
+#: Own statistics plus the definition count of a frame without ops.
+_ZERO_ONE = ZERO_SELF + ONE
 
 
 def frame_label(frame: Frame) -> str:
@@ -93,6 +95,7 @@ class CodeView:
         self._labels.clear()
         #: (step, account regexes) of the accounting the tree holds.
         self._accounted: Optional[tuple[int, tuple[str, ...]]] = None
+        self._order: Optional[list[ViewNode]] = None
 
     def _add_member(self, leaf: ViewNode, gnode: GraphNode) -> None:
         members = leaf.members
@@ -111,23 +114,39 @@ class CodeView:
     def _walk(self, frames: list[Frame], suffix: str) -> ViewNode:
         node = self.root
         labels = self._labels
+        fresh = False  # node was made by this walk: it has no children to look up
         for frame in frames:
             label = labels.get(frame)
             if label is None:
                 label = labels[frame] = frame_label(frame)
             if suffix:
                 label += suffix
-            index = node.child_index
-            child = index.get(label)
-            if child is None:
+            if fresh:
+                child = ViewNode(label)
+                node.child_index = {label: child}
+            else:
+                index = node.child_index
+                child = index.get(label)
+                if child is not None:
+                    node = child
+                    continue
+                fresh = True
+                child = ViewNode(label)
                 if index is EMPTY:  # a node gets its own index with its first child
-                    index = node.child_index = {}
-                child = index[label] = ViewNode(label)  # type: ignore[index]
-                child.frame = frame
-                child.suffix = suffix
-                node.children.append(child)
+                    node.child_index = {label: child}
+                else:
+                    index[label] = child  # type: ignore[index]
+            child.frame = frame
+            child.suffix = suffix
+            node.children.append(child)
             node = child
         return node
+
+    def _postorder(self) -> list[ViewNode]:
+        """Every node below the root, children before their parent (made once)."""
+        if self._order is None:
+            self._order = postorder(self.root.children)
+        return self._order
 
     def show(self, opts: Options) -> ViewResult:
         """Account, filter, sort and freeze the call-stack tree for one command."""
@@ -139,6 +158,8 @@ class CodeView:
             notes.append("Note: code view ignores account_displayed_op_only")
 
         def reaccount(nodes: list[ViewNode]) -> list[ViewNode]:
+            if accounting.match_all:
+                return _account_all(self._postorder(), nodes, step)
             return _account(nodes, step, accounting)
 
         # The code view never re-accounts displayed nodes, so the accounting of
@@ -189,3 +210,30 @@ def _account(nodes: list[ViewNode], step: int, accounting: Accounting) -> list[V
             node.total = ZERO_TOTAL
     return kept
 
+
+def _account_all(order: list[ViewNode], roots: list[ViewNode], step: int) -> list[ViewNode]:
+    """_account under the match-all regex, ``order`` being every node in post-order.
+
+    Every node is accounted, hence kept with all its children: one flat loop
+    over the nodes, no new lists.
+    """
+    for node in order:
+        members = node.members
+        if members:
+            node.picked = members
+            own = node.self = sum_stats(list(members.values()), step)
+            own = own + ONE
+        else:
+            node.picked = EMPTY
+            node.self = ZERO_SELF
+            own = _ZERO_ONE
+        node.account = True
+        children = node.children
+        node.kept = children
+        if not children:
+            node.total = own
+        elif len(children) == 1:
+            node.total = tuple(map(add, own, children[0].total))
+        else:
+            node.total = tuple(map(sum, zip(own, *[c.total for c in children])))
+    return roots

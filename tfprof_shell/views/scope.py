@@ -12,7 +12,7 @@ from ..model import GraphNode, Model
 from ..model.stats import ZERO_SELF
 from ..options import Options
 from .base import ROOT_NAME, SCOPE_PARENT, ViewNode, ViewResult
-from .tree import account_scope_tree, show_tree
+from .tree import account_scope_all, account_scope_tree, postorder, show_tree
 
 
 class _ScopeParent(GraphNode):
@@ -67,6 +67,8 @@ class ScopeView:
         self.root.children = roots
         #: (step, account regexes) of the accounting the tree holds, if reusable.
         self._accounted: Optional[tuple[int, tuple[str, ...]]] = None
+        #: Every node below the root, children first (made on first use).
+        self._order: Optional[list[ViewNode]] = None
 
     def show(self, opts: Options) -> ViewResult:
         """Account, filter, sort and freeze the tree for one command."""
@@ -75,6 +77,10 @@ class ScopeView:
         flt = Filter(opts, "scope")
 
         def reaccount(nodes: list[ViewNode]) -> list[ViewNode]:
+            if accounting.match_all:
+                if self._order is None:
+                    self._order = postorder(self.root.children)
+                return account_scope_all(self._order, nodes, step)
             return account_scope_tree(nodes, step, accounting)
 
         key = (step, accounting.patterns)

@@ -73,6 +73,39 @@ def account_scope_tree(nodes: list[ViewNode], step: int, accounting: Accounting)
     return kept
 
 
+def postorder(roots: list[ViewNode]) -> list[ViewNode]:
+    """``roots`` and all their descendants, children before their parent."""
+    order: list[ViewNode] = []
+    stack = list(roots)
+    while stack:  # parents before their descendants, then reversed
+        node = stack.pop()
+        order.append(node)
+        stack.extend(node.children)
+    order.reverse()
+    return order
+
+
+def account_scope_all(order: list[ViewNode], roots: list[ViewNode], step: int) -> list[ViewNode]:
+    """account_scope_tree under the match-all regex; ``order`` = postorder(roots).
+
+    Every node is accounted, hence kept with all its children: one flat loop
+    over the nodes, no new lists.
+    """
+    for node in order:
+        own = node.self = node.gnode.stats(step)
+        node.account = True
+        children = node.children
+        node.kept = children
+        own = own + ONE
+        if not children:
+            node.total = own
+        elif len(children) == 1:
+            node.total = tuple(map(add, own, children[0].total))
+        else:
+            node.total = tuple(map(sum, zip(own, *[c.total for c in children])))
+    return roots
+
+
 def search_roots(nodes: list[ViewNode], start: Callable[[str], bool]) -> list[ViewNode]:
     """Topmost kept nodes whose name matches a start regex."""
     found = []
@@ -166,6 +199,7 @@ class _CodeWalk(_ScopeWalk):
 
     def visit(self, nodes: list[ViewNode], depth: int, indent: int) -> list[DisplayNode]:
         flt = self.flt
+        self.floor = flt.total_floor()
         if depth > flt.max_depth:
             return []
         root = self.root
@@ -179,19 +213,47 @@ class _CodeWalk(_ScopeWalk):
     def _visit(self, nodes: list[ViewNode], depth: int, indent: int) -> list[DisplayNode]:
         flt = self.flt
         trim = flt.trim if flt.trims else None
+        deeper = depth + 1 if depth < flt.max_depth else 0
+        floor = self.floor
+        if floor is None:
+            return self._visit_any(nodes, deeper, indent, trim)
+        # The common case, with _shown and passes inlined: one call per shown parent.
+        get, least = floor
+        visit, sort = self._visit, self.sort
+        shown: list[DisplayNode] = []
+        append = shown.append
+        for node in nodes:
+            if trim is not None and trim(node.name):
+                continue
+            below = node.kept
+            if min(get(node.total)) >= least:
+                children = visit(below, deeper, indent + 1) if below and deeper else []
+                if len(children) > 1:
+                    children = sort(children)
+                picked = node.picked
+                append(DisplayNode(node.name, indent, node.account, node.self, node.total,
+                                   children, node.gnode,
+                                   tuple(picked.values()) if picked else (), (), node.frame,
+                                   node.suffix, node))
+            elif below and deeper:
+                shown.extend(visit(below, deeper, indent))
+        return shown
+
+    def _visit_any(self, nodes: list[ViewNode], deeper: int, indent: int,
+                   trim: Optional[Callable[[str], bool]]) -> list[DisplayNode]:
         passes = self.passes
         shown_ = self._shown
-        deeper = depth + 1 if depth < flt.max_depth else 0
+        visit = self._visit
         shown: list[DisplayNode] = []
         for node in nodes:
             if trim is not None and trim(node.name):
                 continue
             below = node.kept
             if passes(node):
-                shown.append(shown_(node, indent, self._visit(below, deeper, indent + 1)
+                shown.append(shown_(node, indent, visit(below, deeper, indent + 1)
                                     if below and deeper else []))
             elif below and deeper:
-                shown.extend(self._visit(below, deeper, indent))
+                shown.extend(visit(below, deeper, indent))
         return shown
 
     def _shown(self, node: ViewNode, indent: int,
