@@ -222,7 +222,7 @@ def run(args: argparse.Namespace) -> list[list[Any]]:
             rows.append([label, "session: later %s, s (first / repeated)" % view,
                          "%.3f / %.3f" % (times[0], times[1]), "", ""])
         agree = agreement(op_type_totals(path), xprof_type_totals(args.xprof_python, path))
-        rows.append([label, "op types in both: time within 1%% or 1 us/run; same run count",
+        rows.append([label, "op types in both: time within 1% or 1 us/run; same run count",
                      "%d of %d; %d of %d" % (agree["time_ok"], agree["both"],
                                              agree["runs_ok"], agree["both"]), "", ""])
         rows.append([label, "self time of the types in both, ms", "%.1f" % (agree["total"][0] / 1e3),
