@@ -66,16 +66,19 @@ class ViewNode:
 
     def set_total(self, children: Sequence["ViewNode"]) -> None:
         """Total = own statistics and one definition, plus the totals of ``children``."""
-        own = self.self + ONE
-        if not children:
-            self.total = own
-        elif len(children) == 1:
-            self.total = tuple(map(add, own, children[0].total))
-        else:
-            self.total = tuple(map(sum, zip(own, *[c.total for c in children])))
+        self.total = total_with(self.self + ONE, children)
 
     def aggregate(self, child: "ViewNode") -> None:
         self.total = tuple(map(add, self.total, child.total))
+
+
+def total_with(own: tuple[int, ...], children: Sequence[Any]) -> tuple[int, ...]:
+    """``own`` (statistics and definition count) plus the totals of ``children``."""
+    if not children:
+        return own
+    if len(children) == 1:
+        return tuple(map(add, own, children[0].total))
+    return tuple(map(sum, zip(own, *[c.total for c in children])))
 
 
 def sum_totals(nodes: Sequence[ViewNode]) -> tuple[int, ...]:

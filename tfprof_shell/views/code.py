@@ -8,7 +8,6 @@ in `` (gradient)``.
 
 from __future__ import annotations
 
-from operator import add
 from typing import Optional
 
 from ..engine.account import Accounting, sum_stats
@@ -17,7 +16,7 @@ from ..engine.order import sort_list_view
 from ..model import Frame, GraphNode, Model
 from ..model.stats import ZERO_SELF
 from ..options import Options
-from .base import EMPTY, ONE, ROOT_NAME, ZERO_TOTAL, ViewNode, ViewResult
+from .base import EMPTY, ONE, ROOT_NAME, ZERO_TOTAL, ViewNode, ViewResult, total_with
 from .op import snapshot
 from .tree import postorder, show_tree
 
@@ -199,12 +198,7 @@ def _account(nodes: list[ViewNode], step: int, accounting: Accounting) -> list[V
         if account or kept_children:
             node.kept = kept_children
             own = own + ONE
-            if not kept_children:
-                node.total = own
-            elif len(kept_children) == 1:
-                node.total = tuple(map(add, own, kept_children[0].total))
-            else:
-                node.total = tuple(map(sum, zip(own, *[c.total for c in kept_children])))
+            node.total = total_with(own, kept_children)
             kept.append(node)
         else:
             node.total = ZERO_TOTAL
@@ -230,10 +224,5 @@ def _account_all(order: list[ViewNode], roots: list[ViewNode], step: int) -> lis
         node.account = True
         children = node.children
         node.kept = children
-        if not children:
-            node.total = own
-        elif len(children) == 1:
-            node.total = tuple(map(add, own, children[0].total))
-        else:
-            node.total = tuple(map(sum, zip(own, *[c.total for c in children])))
+        node.total = total_with(own, children)
     return roots

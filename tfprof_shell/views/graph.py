@@ -7,7 +7,6 @@ that is not accounted passes its kept inputs up to its consumer.
 
 from __future__ import annotations
 
-from operator import add
 from typing import Optional
 
 from ..engine.account import Accounting
@@ -15,7 +14,8 @@ from ..engine.filter import Filter
 from ..engine.order import sort_stable
 from ..model import GraphNode, Model
 from ..options import Options
-from .base import GRAPH_PARENT, ONE, ROOT_NAME, DisplayNode, ViewNode, ViewResult, sum_totals
+from .base import (GRAPH_PARENT, ONE, ROOT_NAME, DisplayNode, ViewNode, ViewResult, sum_totals,
+                   total_with)
 
 
 class GraphView:
@@ -67,12 +67,7 @@ class GraphView:
                     node.account = True
                     node.kept = kept_children
                     own = own + ONE
-                    if not kept_children:
-                        node.total = own
-                    elif len(kept_children) == 1:
-                        node.total = tuple(map(add, own, kept_children[0].total))
-                    else:
-                        node.total = tuple(map(sum, zip(own, *[c.total for c in kept_children])))
+                    node.total = total_with(own, kept_children)
                     kept.append(node)
                 else:
                     node.account = False

@@ -9,13 +9,12 @@ visits each node once); it lives in graph.py.
 
 from __future__ import annotations
 
-from operator import add
 from typing import Callable, Optional
 
 
 from ..engine.account import Accounting
 from ..engine.filter import Filter
-from .base import ONE, ZERO_TOTAL, DisplayNode, ViewNode, sum_totals
+from .base import ONE, ZERO_TOTAL, DisplayNode, ViewNode, sum_totals, total_with
 
 
 def show_tree(root: ViewNode,
@@ -61,12 +60,7 @@ def account_scope_tree(nodes: list[ViewNode], step: int, accounting: Accounting)
         if account or kept_children:
             node.kept = kept_children
             own = own + ONE
-            if not kept_children:
-                node.total = own
-            elif len(kept_children) == 1:
-                node.total = tuple(map(add, own, kept_children[0].total))
-            else:
-                node.total = tuple(map(sum, zip(own, *[c.total for c in kept_children])))
+            node.total = total_with(own, kept_children)
             kept.append(node)
         else:
             node.total = ZERO_TOTAL
@@ -97,12 +91,7 @@ def account_scope_all(order: list[ViewNode], roots: list[ViewNode], step: int) -
         children = node.children
         node.kept = children
         own = own + ONE
-        if not children:
-            node.total = own
-        elif len(children) == 1:
-            node.total = tuple(map(add, own, children[0].total))
-        else:
-            node.total = tuple(map(sum, zip(own, *[c.total for c in children])))
+        node.total = total_with(own, children)
     return roots
 
 
