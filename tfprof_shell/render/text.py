@@ -7,7 +7,7 @@ differently), declared once in :data:`TREE_COLUMNS` / :data:`LIST_COLUMNS`.
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional
 
 from .. import metrics
 from ..model import stats as S
@@ -132,24 +132,33 @@ def render_table(result: ViewResult) -> str:
     return "".join(parts)
 
 
+def _indented(root: DisplayNode) -> Iterator[tuple[str, DisplayNode]]:
+    """(indentation, node) of every displayed node below and at ``root``, in preorder."""
+    indents: dict[int, str] = {}
+    stack = [root]
+    pop, extend = stack.pop, stack.extend
+    while stack:
+        node = pop()
+        depth = node.depth
+        indent = indents.get(depth)
+        if indent is None:
+            indent = indents[depth] = "  " * depth
+        yield indent, node
+        children = node.children
+        if children:
+            extend(reversed(children))
+
+
 def _pair_lines(root: DisplayNode, pairs: list[tuple[int, "_Formatted", str]],
                 parts: list[str]) -> None:
     """Append the line of every displayed node below and at ``root`` (preorder)."""
-    indents: dict[int, str] = {}
     append = parts.append
-    stack = [root]
-    pop, extend = stack.pop, stack.extend
     units = [unit.replace("%", "%%") for _, _, unit in pairs]
     line = "%s%s (" + ", ".join("%s/%s" + u for u in units) + ")\n"
     line_na = "%s%s (" + ", ".join("--/%s" + u for u in units) + ")\n"
     if len(pairs) == 3:  # -select micros: its three time columns
         (i0, f0, _), (i1, f1, _), (i2, f2, _) = pairs
-        while stack:
-            node = pop()
-            depth = node.depth
-            indent = indents.get(depth)
-            if indent is None:
-                indent = indents[depth] = "  " * depth
+        for indent, node in _indented(root):
             total = node.total
             if node.account:
                 own = node.self_stats
@@ -158,16 +167,8 @@ def _pair_lines(root: DisplayNode, pairs: list[tuple[int, "_Formatted", str]],
             else:
                 append(line_na % (indent, node.name, f0[total[i0]], f1[total[i1]],
                                   f2[total[i2]]))
-            children = node.children
-            if children:
-                extend(reversed(children))
         return
-    while stack:
-        node = pop()
-        depth = node.depth
-        indent = indents.get(depth)
-        if indent is None:
-            indent = indents[depth] = "  " * depth
+    for indent, node in _indented(root):
         total = node.total
         args: list[str] = [indent, node.name]
         if node.account:
@@ -179,9 +180,6 @@ def _pair_lines(root: DisplayNode, pairs: list[tuple[int, "_Formatted", str]],
             for i, fmt, _ in pairs:
                 args.append(fmt[total[i]])
             append(line_na % tuple(args))
-        children = node.children
-        if children:
-            extend(reversed(children))
 
 
 def _with_params(cols: list[str]) -> Optional[list[tuple[int, "_Formatted", str]]]:
@@ -194,17 +192,9 @@ def _with_params(cols: list[str]) -> Optional[list[tuple[int, "_Formatted", str]
 def _param_lines(root: DisplayNode, pairs: list[tuple[int, "_Formatted", str]],
                  parts: list[str]) -> None:
     """_pair_lines where the params pair (first in ``pairs``) follows a variable's shape."""
-    indents: dict[int, str] = {}
     append = parts.append
-    stack = [root]
-    pop, extend = stack.pop, stack.extend
     shapes: dict[tuple[int, ...], str] = {}
-    while stack:
-        node = pop()
-        depth = node.depth
-        indent = indents.get(depth)
-        if indent is None:
-            indent = indents[depth] = "  " * depth
+    for indent, node in _indented(root):
         own, total = node.self_stats, node.total
         if node.account:
             values = ["%s/%s%s" % (fmt[own[i]], fmt[total[i]], unit) for i, fmt, unit in pairs]
@@ -218,9 +208,6 @@ def _param_lines(root: DisplayNode, pairs: list[tuple[int, "_Formatted", str]],
                 shape = shapes[key] = format_shape(g.shape)
             values[0] = "%s, %s" % (shape, values[0])
         append("%s%s (%s)\n" % (indent, node.name, ", ".join(values)))
-        children = node.children
-        if children:
-            extend(reversed(children))
 
 
 class _Formatted(dict):
