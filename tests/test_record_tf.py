@@ -160,7 +160,10 @@ def test_launcher_that_spawns_a_worker(tmp_path, tfprof):
     assert procs[1]["folder"].startswith("tf_function_loop.") and ".1.pid" in procs[1]["folder"]
     assert [p.name for p in list_profiles(out)] == [procs[0]["folder"], procs[1]["folder"]]
     first = tfprof(["--profile_path=" + out, "op"])
-    assert first.code == 0 and "holds 2 process profiles" in first.err
+    assert first.code == 0 and "record folder of 2 processes, one profile each" in first.err
+    listing = tfprof(["--profile_path=" + out, "profiles"])
+    assert listing.code == 0
+    assert all(p["folder"] in listing.out for p in procs), listing.out
     second = tfprof(["--profile_path=" + os.path.join(out, procs[1]["folder"]), "op"])
     assert second.code == 0
 
