@@ -32,6 +32,29 @@ def host_device_of(canonical: str) -> str:
     return _GPU_ID.sub("cpu:0", canonical)
 
 
+class DeviceKind:
+    """How the engine's rules treat records on one device: canonical (cpu
+    time, and the node's host device) or accelerator stream (accelerator time)."""
+
+    __slots__ = ("canonical", "host", "stream")
+
+    def __init__(self, dev: str) -> None:
+        self.canonical = is_canonical_device(dev)
+        self.host = host_device_of(dev) if self.canonical else ""
+        self.stream = is_accelerator_stream(dev)
+
+
+_KINDS: dict[str, DeviceKind] = {}
+
+
+def device_kind(dev: str) -> DeviceKind:
+    """The DeviceKind of ``dev``, classified once per distinct device name."""
+    kind = _KINDS.get(dev)
+    if kind is None:
+        kind = _KINDS[dev] = DeviceKind(dev)
+    return kind
+
+
 def add_run_metadata(model: Model, step: int, step_stats: Any) -> None:
     """Add one step's StepStats (a parsed message) to ``model``.
 
@@ -68,23 +91,24 @@ def add_step_stat(node: GraphNode, step: int, dev: str, ns: Any, memory: bool = 
 
     ``memory=False`` skips the record's (empty) memory entry, for trace formats
     that carry no per-record memory."""
-    if is_canonical_device(dev):
+    kind = device_kind(dev)
+    if kind.canonical:
         if node.canonical_device:
             if node.canonical_device != dev:
                 return  # the engine drops records from a second canonical device
         else:
             node.canonical_device = dev
-            node.host_device = host_device_of(dev)
+            node.host_device = kind.host
             node.op_types.add(dev)
     rec = node.execs.get(step)
     if rec is None:
         rec = node.execs[step] = ExecStep()
-    _add_time(rec, dev, ns)
+    _add_time(rec, dev, kind, ns)
     if memory and dev == node.canonical_device:
         _add_memory(rec, dev, ns)
 
 
-def _add_time(rec: ExecStep, dev: str, ns: Any) -> None:
+def _add_time(rec: ExecStep, dev: str, kind: DeviceKind, ns: Any) -> None:
     rec.devices.add(dev)
     start = ns.all_start_micros
     if start <= 0:
@@ -92,9 +116,9 @@ def _add_time(rec: ExecStep, dev: str, ns: Any) -> None:
     rec.all_start_micros = min(rec.all_start_micros, start) if rec.all_start_micros > 0 else start
     dur = ns.op_end_rel_micros or 1  # the engine rounds 0us up to 1us
     rec.latest_end_micros = max(rec.latest_end_micros, start + dur)
-    if is_accelerator_stream(dev):
+    if kind.stream:
         rec.accelerator_execs.setdefault(dev, []).append((start, dur))
-    elif is_canonical_device(dev):
+    elif kind.canonical:
         rec.cpu_execs.setdefault(dev, []).append((start, dur))
         rec.run_count += 1
 

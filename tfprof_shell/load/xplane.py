@@ -39,7 +39,7 @@ from typing import Any, Optional, Sequence
 
 from ..model import ExecMemory, ExecStep, Frame, GraphNode, Model, Source
 from .records import CPU_DEVICE, GPU_DEVICE
-from .runmeta import host_device_of, is_accelerator_stream, is_canonical_device
+from .runmeta import device_kind
 from .detect import host_name
 from .xspace import Host, parse_tf_op, read_xspace_picked, time_origin
 
@@ -172,23 +172,12 @@ def _add_memory(model: Model, host: Host, steps: _Steps, default: Optional[int],
         rec.memory_execs.append(mem)
 
 
-class _Device:
-    """How the engine's rules treat records on one device (see .runmeta)."""
-
-    __slots__ = ("canonical", "host", "stream")
-
-    def __init__(self, dev: str) -> None:
-        self.canonical = is_canonical_device(dev)
-        self.host = host_device_of(dev) if self.canonical else ""
-        self.stream = is_accelerator_stream(dev)
-
-
 def _add_execs(model: Model, rows: Sequence[Row], ref_ps: int) -> int:
     """:func:`.records.add_exec` for each execution with a step, in order; returns
-    how many had no step. Same rules, with each device classified once."""
+    how many had no step. The same rules as :func:`.runmeta.add_step_stat`,
+    inlined: this loop runs once per execution of a large TF2 profile."""
     nodes = model.nodes
     seen = set(model.steps)
-    devices: dict[str, _Device] = {}
     records: dict[str, tuple[GraphNode, dict[int, ExecStep]]] = {}  # execs is a property
     left_out = 0
     for t, name, dur, op, dev, step in rows:
@@ -197,9 +186,7 @@ def _add_execs(model: Model, rows: Sequence[Row], ref_ps: int) -> int:
             continue
         if step not in seen:
             seen.add(step)
-        kind = devices.get(dev)
-        if kind is None:
-            kind = devices[dev] = _Device(dev)
+        kind = device_kind(dev)
         known = records.get(name)
         if known is None:
             node = nodes.get(name)
