@@ -12,9 +12,8 @@ from . import VIEWS
 from .base import ViewResult
 
 T = TypeVar("T")
-#: A view of a model this large is frozen out of the garbage collector's sight.
-_FREEZE_NODES = 10_000
-#: A command that made this many objects sets them aside from the collector too.
+#: A command or view build that made this many objects sets them aside from
+#: the garbage collector (gc.freeze).
 _FREEZE_ALLOCATIONS = 10_000
 
 
@@ -66,12 +65,10 @@ class ProfileViews:
         """The view ``name`` (a key of VIEWS), built on first use."""
         view = self._views.get(name)
         if view is None:
+            # A large view lives as long as the session: _without_gc freezes it
+            # out of later collections' sight.
             view = _without_gc(VIEWS[name], self.model)
             self._views[name] = view
-            if gc.isenabled() and len(self.model.nodes) >= _FREEZE_NODES:
-                # A large view lives as long as the session: keep later
-                # collections from walking its hundreds of thousands of nodes.
-                gc.freeze()
         return view
 
     def show(self, view: str, opts: Options) -> ViewResult:
