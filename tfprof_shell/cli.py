@@ -41,9 +41,11 @@ def build_parser() -> argparse.ArgumentParser:
                 usage="%(prog)s --profile_path=FILE [COMMAND [-option value ...]]")
     io = p.add_argument_group("inputs")
     io.add_argument("--profile_path", help="ProfileProto written by Profiler.serialize_to_string(); "
-                                           "or a TF2 .xplane.pb file, run or log directory; or "
-                                           "Chrome-trace .json[.gz] timelines, comma separated "
-                                           "(one per step). A folder holding several jobs "
+                                           "or an .xplane.pb file (TensorFlow 2, JAX/XLA), run or "
+                                           "log directory; or Chrome-trace .json[.gz] timelines "
+                                           "(TensorFlow, PyTorch), comma separated "
+                                           "(one per step); or a `tfprof record` folder. "
+                                           "A folder holding several jobs "
                                            "(PyTorch workers, XProf hosts) loads one profile each.")
     io.add_argument("--graph_path", help="GraphDef (binary or text).")
     io.add_argument("--run_meta_path", default="",
@@ -52,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     io.add_argument("--checkpoint_path", help="Checkpoint for -select tensor_value (needs TensorFlow).")
     io.add_argument("--run", help="With a TF2 log directory as --profile_path: the profile run "
                                   "to load (default: the newest).")
-    io.add_argument("--host", default="", help="With TF2 .xplane.pb profiles: load only these "
+    io.add_argument("--host", default="", help="With .xplane.pb profiles: load only these "
                                                "hosts, comma separated (default: all).")
     many = p.add_argument_group("several profiles")
     many.add_argument("--profile", action="append", default=[], metavar="NAME=PATH",
