@@ -12,7 +12,7 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_right
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 from ..model import Frame
 
@@ -45,6 +45,7 @@ class Line:
 
 
 _BLOCK = 1024
+_AFTER_ALL = 1 << 62  # later than any time in picoseconds
 
 
 def stacks(line: Line, times: set[int]) -> dict[int, list[Frame]]:
@@ -78,6 +79,78 @@ def stacks(line: Line, times: set[int]) -> dict[int, list[Frame]]:
         found.reverse()
         out[t] = found
     return out
+
+
+def nested_stacks(count: int, start: Callable[[int], int], end: Callable[[int], int],
+                  frame: Callable[[int], Optional[Frame]],
+                  times: Iterable[int]) -> Optional[dict[int, list[Frame]]]:
+    """:func:`stacks` for a line read by random access, touching few of its events.
+
+    The line's ``count`` events (Python frames and others; ``frame(k)`` is None
+    for the others) must be in start order and nest, as the profiler writes a
+    thread: then the frames open at t are the frames on the path of events that
+    contain t, found by descending from the outermost event and stepping over
+    every event that ended by t without reading the events inside it. Queries
+    are answered in time order, each resuming where the previous one stopped.
+    None if an event read breaks the order or the nesting.
+    """
+    out: dict[int, list[Frame]] = {}
+    ends: list[int] = []  # the events containing the last query, outermost first
+    starts: list[int] = []
+    frames: list[Optional[Frame]] = []
+    snap: Optional[list[Frame]] = None
+    k = 0  # the next event not read, one level inside ends[-1]
+    last = -_AFTER_ALL
+    for t in sorted(times):
+        if ends and ends[-1] <= t:
+            closed = ends[-1]
+            while ends and ends[-1] <= t:
+                closed = ends.pop()
+                starts.pop()
+                frames.pop()
+            # everything before the next event starting by `closed` was inside it
+            k = _first_from(start, k, count, closed)
+            snap = None
+        while k < count:
+            s = start(k)
+            if s < last:
+                return None
+            last = s
+            if s > t:
+                break
+            e = end(k)
+            if e > t:
+                if ends and e > ends[-1]:
+                    return None
+                ends.append(e)
+                starts.append(s)
+                frames.append(frame(k))
+                snap = None
+                k += 1
+            else:
+                k = _first_from(start, k + 1, count, e)
+        if snap is None:
+            snap = [f for f in frames if f is not None]
+        out[t] = list(snap)
+    return out
+
+
+def _first_from(start: Callable[[int], int], lo: int, count: int, value: int) -> int:
+    """The first index from ``lo`` whose start is at least ``value`` (starts sorted)."""
+    step = 1
+    hi = lo
+    while hi < count and start(hi) < value:  # gallop: the answer is usually near
+        lo = hi + 1
+        hi = lo + step
+        step *= 2
+    hi = min(hi, count)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if start(mid) < value:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 def _sweep(starts: Sequence[int], ends: Sequence[int], frames: Sequence[Frame],
@@ -138,13 +211,16 @@ def _containing_id(ids: list[tuple[int, int, int]], starts: list[int], t: int) -
     return None
 
 
-def attach_traces(lines: list[Line], exec_starts: list[list[int]],
-                  stacks_of: Any) -> None:
+def attach_traces(lines: list[Line], exec_starts: list[list[int]], stacks_of: Any,
+                  wanted: Optional[Callable[[int], bool]] = None) -> None:
     """Fill each line's ``traces``: for each start in ``exec_starts[i]`` (the
     executions of line i), the Python stack that was running it.
 
     ``stacks_of(j, times)`` gives the frames open on line j at each of ``times``
-    (as :func:`stacks` does); it is called once per line that holds stacks wanted.
+    (as :func:`stacks` does). Without ``wanted`` it is called once per line that
+    holds stacks wanted. With it, only what picks each node's trace is looked up:
+    for each node (``lines[i].exec_names``), its earliest start that is
+    ``wanted`` and has a stack, after those before it that have none.
     """
     py_lines = [i for i, line in enumerate(lines) if line.has_frames]
     if not py_lines:
@@ -153,25 +229,56 @@ def attach_traces(lines: list[Line], exec_starts: list[list[int]],
     for i in py_lines:
         for start, _, ident in lines[i].ids:
             anchors.setdefault(ident, (i, start))
-    wanted: dict[int, list[tuple[int, int, int]]] = {i: [] for i in py_lines}
+    targets = [_targets(lines, i, anchors, py_lines) for i in range(len(lines))]
+    if wanted is None:
+        asked = [(i, s) for i, starts in enumerate(exec_starts) for s in starts]
+        _look_up(lines, targets, asked, stacks_of)
+        return
+    # per (line, node): its wanted starts, latest first, popped until one has a stack
+    queues: list[list[int]] = []
     for i, starts in enumerate(exec_starts):
-        line = lines[i]
-        if line.has_frames:
-            wanted[i].extend((i, s, s) for s in starts)
-            continue
-        ids = sorted(line.ids)
-        id_starts = [x[0] for x in ids]
-        for s in starts:
-            found = _containing_id(ids, id_starts, s)
-            anchor = anchors.get(found) if found is not None else None
-            if anchor is not None:
-                wanted[anchor[0]].append((i, s, anchor[1]))
-            elif len(py_lines) == 1:
-                wanted[py_lines[0]].append((i, s, s))
-    for j, triples in wanted.items():
-        if not triples:
-            continue
-        times = {t for _, _, t in triples}
-        found_at = {t: f or None for t, f in stacks_of(j, times).items()}
+        by_name: dict[str, list[int]] = {}
+        for s, name in zip(starts, lines[i].exec_names):
+            if wanted(s):
+                by_name.setdefault(name, []).append(s)
+        for found in by_name.values():
+            found.sort(reverse=True)
+            queues.append([i] + found)
+    while queues:
+        asked = [(q[0], q.pop()) for q in queues]
+        _look_up(lines, targets, asked, stacks_of)
+        queues = [q for q, (i, s) in zip(queues, asked)
+                  if len(q) > 1 and lines[i].traces.get(s) is None]
+
+
+def _targets(lines: list[Line], i: int, anchors: dict[int, tuple[int, int]],
+             py_lines: list[int]) -> Callable[[int], Optional[tuple[int, int]]]:
+    """For an execution start on line i: (Python line, time) whose stack it takes."""
+    line = lines[i]
+    if line.has_frames:
+        return lambda s: (i, s)
+    ids = sorted(line.ids)
+    id_starts = [x[0] for x in ids]
+    only = py_lines[0] if len(py_lines) == 1 else None
+
+    def target(s: int) -> Optional[tuple[int, int]]:
+        found = _containing_id(ids, id_starts, s)
+        anchor = anchors.get(found) if found is not None else None
+        if anchor is not None:
+            return anchor
+        return (only, s) if only is not None else None
+    return target
+
+
+def _look_up(lines: list[Line], targets: list[Callable[[int], Optional[tuple[int, int]]]],
+             asked: list[tuple[int, int]], stacks_of: Any) -> None:
+    """Set ``lines[i].traces[s]`` for each asked (i, s) that has a Python line to ask."""
+    by_line: dict[int, list[tuple[int, int, int]]] = {}
+    for i, s in asked:
+        where = targets[i](s)
+        if where is not None:
+            by_line.setdefault(where[0], []).append((i, s, where[1]))
+    for j, triples in sorted(by_line.items()):
+        found_at = {t: f or None for t, f in stacks_of(j, {t for _, _, t in triples}).items()}
         for i, s, t in triples:
             lines[i].traces[s] = found_at[t]

@@ -16,13 +16,14 @@ from array import array
 from dataclasses import dataclass
 from itertools import compress, repeat
 from operator import not_
-from typing import TYPE_CHECKING, Any, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
 from ..errors import LoadError
 from ..model import Frame
-from ..proto import xplane_columns_pb2, xplane_pb2
+from ..proto import xplane_columns_pb2, xplane_pb2, xplane_stacks_pb2
 from .files import parse_binary, read_bytes
-from .pystack import Line, attach_traces, eager_execs, stacks, subtract_nested
+from .pystack import (Line, attach_traces, eager_execs, nested_stacks, stacks,
+                      subtract_nested)
 from .records import GPU_STREAM_ALL
 
 if TYPE_CHECKING:
@@ -44,6 +45,10 @@ _GZIP = b"\x1f\x8b"
 
 _SLICE = 1 << 18
 _AFTER_ALL = 1 << 62  # later than any time in picoseconds
+#: Lines with at most this many events are walked whole when stacks are looked
+#: up (right in any order); larger ones, which the profiler writes in start
+#: order and nested, are read by random access (see .pystack.nested_stacks).
+_WALK_AT_MOST = 1 << 18
 # Event kinds on host lines, decided once per event metadata.
 _OP, _PY, _EAGER, _EAGER_KERNEL, _MEMORY, _OTHER = range(6)
 
@@ -316,35 +321,50 @@ class Host:
                     self.memory.append((start, payloads[md_id], stats.of(ev)))
             self.lines.append(line)
 
-    def take_stacks(self) -> None:
+    def take_stacks(self, wanted: Optional[Callable[[int], bool]] = None) -> None:
         """Fill each line's ``traces`` for its ``exec_starts``: the Python stack
-        that ran each execution. Reads the file's Python frames (once)."""
+        that ran each execution (with ``wanted``, only those that pick each
+        node's trace; see :func:`.pystack.attach_traces`). Reads the file's
+        lines with Python frames again (once)."""
         if not self.has_frames:
             return
-        space = self._kept if self._kept is not None else read_xspace(self.path)
+        source = _FrameLines(self._kept, self.path)
         self._kept = None
         attach_traces(self.lines, [list(line.exec_starts) for line in self.lines],
-                      lambda i, times: self._stacks(space, i, times))
+                      lambda i, times: self._stacks(source, i, times), wanted)
 
-    def _stacks(self, space: Any, i: int, times: set[int]) -> dict[int, list[Frame]]:
+    def _stacks(self, source: "_FrameLines", i: int, times: set[int]) -> dict[int, list[Frame]]:
         """The Python frames open on line i at each of ``times``."""
-        found = self._stream_stacks(space, i, times)
+        line = self.lines[i]
+        xline, frames = source.line(*line.where)
+        base = (self.shift_ns + xline.timestamp_ns) * 1000
+        events = xline.events
+        found = None
+        if len(events) > _WALK_AT_MOST:
+            frame_of = frames.get
+
+            def start(k: int) -> int:
+                return base + events[k].offset_ps
+
+            def end(k: int) -> int:
+                ev = events[k]
+                return base + ev.offset_ps + ev.duration_ps
+
+            found = nested_stacks(len(events), start, end,
+                                  lambda k: frame_of(events[k].metadata_id), times)
+        if found is None:
+            found = self._stream_stacks(xline, frames, base, times)
         if found is None:  # frames not written in start order
-            line = self.lines[i]
-            self._read_frames(space, i)
+            self._read_frames(xline, frames, base, line)
             found = stacks(line, times)
             line.f_start, line.f_end, line.f_frame = array("q"), array("q"), []
         return found
 
-    def _stream_stacks(self, space: Any, i: int,
+    def _stream_stacks(self, xline: Any, frames: dict[int, Frame], base: int,
                        times: set[int]) -> Optional[dict[int, list[Frame]]]:
-        """:func:`.pystack.stacks` in one pass over line i's events, keeping only
+        """:func:`.pystack.stacks` in one pass over a line's events, keeping only
         the open frames; None if its frames are not in start order."""
-        line = self.lines[i]
-        plane = space.planes[line.where[0]]
-        xline = plane.lines[line.where[1]]
-        frame_of = _frames_of(plane).get
-        base = (self.shift_ns + xline.timestamp_ns) * 1000
+        frame_of = frames.get
         wanted = sorted(times)
         wanted.append(_AFTER_ALL)
         k = 0
@@ -386,14 +406,10 @@ class Host:
             out[t] = open_[1:]
         return out
 
-    def _read_frames(self, space: Any, i: int) -> None:
-        """Keep line i's Python frames as arrays (for :func:`.pystack.stacks`)."""
-        line = self.lines[i]
-        plane = space.planes[line.where[0]]
-        xline = plane.lines[line.where[1]]
-        base = (self.shift_ns + xline.timestamp_ns) * 1000
+    def _read_frames(self, xline: Any, frames: dict[int, Frame], base: int, line: Line) -> None:
+        """Keep a line's Python frames as arrays (for :func:`.pystack.stacks`)."""
         f_start, f_end, f_frame = line.f_start.append, line.f_end.append, line.f_frame.append
-        frame_of = _frames_of(plane).get
+        frame_of = frames.get
         last = -1 << 62
         for ev in xline.events:
             frame = frame_of(ev.metadata_id)
@@ -471,6 +487,42 @@ class Host:
         ex = Exec(start, dur, self.prefix + op.name, op.op, device)
         self.kernels.append(ex)
         self.xla.record(ex, op, kernel, gpu, line)
+
+
+class _FrameLines:
+    """A host's lines read again for their Python frames: from the file, parsing
+    only the lines asked for (``xplane_stacks.proto``), or from a kept XSpace."""
+
+    def __init__(self, space: Any, path: str) -> None:
+        self._space = space if space is not None else _read_space_lines(path)
+        self._lines: dict[tuple[int, int], tuple[Any, dict[int, Frame]]] = {}
+
+    def line(self, p: int, li: int) -> tuple[Any, dict[int, Frame]]:
+        """Line li of plane p (``timestamp_ns`` and ``events`` with ids, offsets and
+        durations) and its plane's frames by event metadata id."""
+        key = (p, li)
+        found = self._lines.get(key)
+        if found is None:
+            plane = self._space.planes[p]
+            xline = plane.lines[li]
+            if isinstance(xline, bytes):
+                xline = xplane_stacks_pb2.LineEvents.FromString(xline)
+            found = self._lines[key] = (xline, _frames_of(plane))
+        return found
+
+
+def _read_space_lines(path: str) -> Any:
+    """An XSpace file's planes with their lines unparsed (see ``xplane_stacks.proto``)."""
+    data = read_bytes(path, "profile_path")
+    if data[:2] == _GZIP:
+        try:
+            data = zlib.decompress(data, 31)
+        except zlib.error:
+            raise LoadError("--profile_path %s: gzip data does not decompress" % path) from None
+    space = parse_binary(xplane_stacks_pb2.SpaceLines, data)
+    if space is None:
+        raise LoadError("--profile_path %s: not an XSpace (.xplane.pb) file" % path)
+    return space
 
 
 def _frames_of(plane: Any) -> dict[int, Frame]:
