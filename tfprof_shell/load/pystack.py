@@ -92,66 +92,89 @@ def nested_stacks(count: int, start: Callable[[int], int], end: Callable[[int], 
     contain t, found by descending from the outermost event and stepping over
     every event that ended by t without reading the events inside it. Queries
     are answered in time order, each resuming where the previous one stopped.
-    None if an event read breaks the order or the nesting.
+    None if the events read (and a sample of the line's starts) break the start
+    order or the nesting; events not read are not checked.
     """
+    if count:  # a line in another order is found out at once, not by a first wrong stack
+        samples = [start(k) for k in range(0, count, max(1, count // 256))]
+        samples.append(start(count - 1))
+        if samples != sorted(samples):
+            return None
     out: dict[int, list[Frame]] = {}
     ends: list[int] = []  # the events containing the last query, outermost first
-    starts: list[int] = []
     frames: list[Optional[Frame]] = []
     snap: Optional[list[Frame]] = None
-    k = 0  # the next event not read, one level inside ends[-1]
-    last = -_AFTER_ALL
-    for t in sorted(times):
-        if ends and ends[-1] <= t:
-            closed = ends[-1]
-            while ends and ends[-1] <= t:
-                closed = ends.pop()
-                starts.pop()
-                frames.pop()
-            # everything before the next event starting by `closed` was inside it
-            k = _first_from(start, k, count, closed)
-            snap = None
-        while k < count:
-            s = start(k)
-            if s < last:
-                return None
-            last = s
-            if s > t:
-                break
-            e = end(k)
-            if e > t:
+    k = 0  # the first event not read or stepped over
+    floor = -_AFTER_ALL  # the start of the event before k, if read
+    try:
+        for t in sorted(times):
+            if ends and ends[-1] <= t:
+                closed = ends[-1]
+                while ends and ends[-1] <= t:
+                    closed = ends.pop()
+                    frames.pop()
+                # the events before the first one starting at `closed` were inside it
+                k, floor = _first_from(start, k, count, closed, floor)
+                snap = None
+            while k < count:
+                s = start(k)
+                if s < floor:
+                    return None
+                if s > t:
+                    break
+                floor = s
+                e = end(k)
+                if e <= t:
+                    k, floor = _first_from(start, k + 1, count, e, floor)
+                    continue
                 if ends and e > ends[-1]:
                     return None
                 ends.append(e)
-                starts.append(s)
                 frames.append(frame(k))
                 snap = None
                 k += 1
-            else:
-                k = _first_from(start, k + 1, count, e)
-        if snap is None:
-            snap = [f for f in frames if f is not None]
-        out[t] = list(snap)
+            if snap is None:
+                snap = [f for f in frames if f is not None]
+            out[t] = list(snap)
+    except _OutOfOrder:
+        return None
     return out
 
 
-def _first_from(start: Callable[[int], int], lo: int, count: int, value: int) -> int:
-    """The first index from ``lo`` whose start is at least ``value`` (starts sorted)."""
+class _OutOfOrder(Exception):
+    """The starts :func:`_first_from` read are not in order."""
+
+
+def _first_from(start: Callable[[int], int], lo: int, count: int, value: int,
+                floor: int) -> tuple[int, int]:
+    """The first index from ``lo`` whose start is at least ``value``, and the start
+    of the index before it if read (else ``floor``, a start read before ``lo``).
+    Raises _OutOfOrder if the starts it reads are not in order."""
     step = 1
     hi = lo
-    while hi < count and start(hi) < value:  # gallop: the answer is usually near
+    high = _AFTER_ALL
+    while hi < count:  # gallop: the answer is usually near
+        s = start(hi)
+        if s < floor:
+            raise _OutOfOrder
+        if s >= value:
+            high = s
+            break
+        floor = s
         lo = hi + 1
         hi = lo + step
         step *= 2
     hi = min(hi, count)
     while lo < hi:
         mid = (lo + hi) // 2
-        if start(mid) < value:
-            lo = mid + 1
+        s = start(mid)
+        if not floor <= s <= high:
+            raise _OutOfOrder
+        if s < value:
+            lo, floor = mid + 1, s
         else:
-            hi = mid
-    return lo
-
+            hi, high = mid, s
+    return lo, floor
 
 def _sweep(starts: Sequence[int], ends: Sequence[int], frames: Sequence[Frame],
            times: set[int]) -> dict[int, list[Frame]]:
@@ -234,21 +257,25 @@ def attach_traces(lines: list[Line], exec_starts: list[list[int]], stacks_of: An
         asked = [(i, s) for i, starts in enumerate(exec_starts) for s in starts]
         _look_up(lines, targets, asked, stacks_of)
         return
-    # per (line, node): its wanted starts, latest first, popped until one has a stack
+    # per (line, node): its starts, latest first, popped until a wanted one has a stack
     queues: list[list[int]] = []
     for i, starts in enumerate(exec_starts):
         by_name: dict[str, list[int]] = {}
         for s, name in zip(starts, lines[i].exec_names):
-            if wanted(s):
-                by_name.setdefault(name, []).append(s)
+            by_name.setdefault(name, []).append(s)
         for found in by_name.values():
             found.sort(reverse=True)
             queues.append([i] + found)
     while queues:
-        asked = [(q[0], q.pop()) for q in queues]
+        asked, waiting = [], []
+        for q in queues:
+            while len(q) > 1 and not wanted(q[-1]):
+                q.pop()
+            if len(q) > 1:
+                asked.append((q[0], q.pop()))
+                waiting.append(q)
         _look_up(lines, targets, asked, stacks_of)
-        queues = [q for q, (i, s) in zip(queues, asked)
-                  if len(q) > 1 and lines[i].traces.get(s) is None]
+        queues = [q for q, (i, s) in zip(waiting, asked) if lines[i].traces.get(s) is None]
 
 
 def _targets(lines: list[Line], i: int, anchors: dict[int, tuple[int, int]],

@@ -336,28 +336,30 @@ class Host:
     def _stacks(self, source: "_FrameLines", i: int, times: set[int]) -> dict[int, list[Frame]]:
         """The Python frames open on line i at each of ``times``."""
         line = self.lines[i]
-        xline, frames = source.line(*line.where)
-        base = (self.shift_ns + xline.timestamp_ns) * 1000
-        events = xline.events
+        p, li = line.where
+        frames = source.frames(p)
         found = None
-        if len(events) > _WALK_AT_MOST:
+        count, timestamp_ns, event = source.events_at(p, li)
+        base = (self.shift_ns + timestamp_ns) * 1000
+        if count > _WALK_AT_MOST:
             frame_of = frames.get
 
             def start(k: int) -> int:
-                return base + events[k].offset_ps
+                return base + event(k).offset_ps
 
             def end(k: int) -> int:
-                ev = events[k]
+                ev = event(k)
                 return base + ev.offset_ps + ev.duration_ps
 
-            found = nested_stacks(len(events), start, end,
-                                  lambda k: frame_of(events[k].metadata_id), times)
+            found = nested_stacks(count, start, end,
+                                  lambda k: frame_of(event(k).metadata_id), times)
         if found is None:
+            xline = source.events(p, li)
             found = self._stream_stacks(xline, frames, base, times)
-        if found is None:  # frames not written in start order
-            self._read_frames(xline, frames, base, line)
-            found = stacks(line, times)
-            line.f_start, line.f_end, line.f_frame = array("q"), array("q"), []
+            if found is None:  # frames not written in start order
+                self._read_frames(xline, frames, base, line)
+                found = stacks(line, times)
+                line.f_start, line.f_end, line.f_frame = array("q"), array("q"), []
         return found
 
     def _stream_stacks(self, xline: Any, frames: dict[int, Frame], base: int,
@@ -495,19 +497,46 @@ class _FrameLines:
 
     def __init__(self, space: Any, path: str) -> None:
         self._space = space if space is not None else _read_space_lines(path)
-        self._lines: dict[tuple[int, int], tuple[Any, dict[int, Frame]]] = {}
+        self._frames: dict[int, dict[int, Frame]] = {}
+        self._raw: dict[tuple[int, int], Any] = {}
+        self._events: dict[tuple[int, int], Any] = {}
 
-    def line(self, p: int, li: int) -> tuple[Any, dict[int, Frame]]:
-        """Line li of plane p (``timestamp_ns`` and ``events`` with ids, offsets and
-        durations) and its plane's frames by event metadata id."""
-        key = (p, li)
-        found = self._lines.get(key)
+    def frames(self, p: int) -> dict[int, Frame]:
+        """Plane p's Python frames by event metadata id."""
+        found = self._frames.get(p)
         if found is None:
-            plane = self._space.planes[p]
-            xline = plane.lines[li]
-            if isinstance(xline, bytes):
-                xline = xplane_stacks_pb2.LineEvents.FromString(xline)
-            found = self._lines[key] = (xline, _frames_of(plane))
+            found = self._frames[p] = _frames_of(self._space.planes[p])
+        return found
+
+    def events_at(self, p: int, li: int) -> tuple[int, int, Callable[[int], Any]]:
+        """Line li of plane p for random access: (event count, ``timestamp_ns``, a
+        function from an index to the event's id, offset and duration)."""
+        xline = self._space.planes[p].lines[li]
+        if not isinstance(xline, bytes):
+            return len(xline.events), xline.timestamp_ns, xline.events.__getitem__
+        raw = self._raw.get((p, li))
+        if raw is None:
+            # each event's bytes, parsed when read: cheaper than a message per event
+            raw = self._raw[(p, li)] = xplane_stacks_pb2.LineRaw.FromString(xline)
+        parse, events = xplane_stacks_pb2.EventTimes.FromString, raw.events
+        last: list[Any] = [-1, None]  # the event read last: start, end and frame ask in turn
+
+        def event(k: int) -> Any:
+            if last[0] != k:
+                last[0], last[1] = k, parse(events[k])
+            return last[1]
+        return len(events), raw.timestamp_ns, event
+
+    def events(self, p: int, li: int) -> Any:
+        """Line li of plane p with a message per event (``timestamp_ns`` and ``events``
+        with ids, offsets and durations), for walking it whole."""
+        xline = self._space.planes[p].lines[li]
+        if not isinstance(xline, bytes):
+            return xline
+        found = self._events.get((p, li))
+        if found is None:
+            self._raw.pop((p, li), None)
+            found = self._events[(p, li)] = xplane_stacks_pb2.LineEvents.FromString(xline)
         return found
 
 

@@ -50,3 +50,11 @@ class EventTimes(_message.Message):
     offset_ps: int
     duration_ps: int
     def __init__(self, metadata_id: _Optional[int] = ..., offset_ps: _Optional[int] = ..., duration_ps: _Optional[int] = ...) -> None: ...
+
+class LineRaw(_message.Message):
+    __slots__ = ("timestamp_ns", "events")
+    TIMESTAMP_NS_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    timestamp_ns: int
+    events: _containers.RepeatedScalarFieldContainer[bytes]
+    def __init__(self, timestamp_ns: _Optional[int] = ..., events: _Optional[_Iterable[bytes]] = ...) -> None: ...
