@@ -328,7 +328,8 @@ class Host:
         lines with Python frames again (once)."""
         if not self.has_frames:
             return
-        source = _FrameLines(self._kept, self.path)
+        source = _FrameLines(self._kept, self.path,
+                             [line.where for line in self.lines if line.has_frames])
         self._kept = None
         attach_traces(self.lines, [list(line.exec_starts) for line in self.lines],
                       lambda i, times: self._stacks(source, i, times), wanted)
@@ -495,23 +496,28 @@ class _FrameLines:
     """A host's lines read again for their Python frames: from the file, parsing
     only the lines asked for (``xplane_stacks.proto``), or from a kept XSpace."""
 
-    def __init__(self, space: Any, path: str) -> None:
-        self._space = space if space is not None else _read_space_lines(path)
+    def __init__(self, space: Any, path: str, where: list[tuple[int, int]]) -> None:
+        """``where``: (plane index, line index) of the lines that will be asked for."""
+        # from the file, only those lines' bytes are kept, not the whole file's
+        source = space if space is not None else _read_space_lines(path)
         self._frames: dict[int, dict[int, Frame]] = {}
+        self._lines: dict[tuple[int, int], Any] = {}
+        for p, li in where:
+            plane = source.planes[p]
+            if p not in self._frames:
+                self._frames[p] = _frames_of(plane)
+            self._lines[(p, li)] = plane.lines[li]
         self._raw: dict[tuple[int, int], Any] = {}
         self._events: dict[tuple[int, int], Any] = {}
 
     def frames(self, p: int) -> dict[int, Frame]:
         """Plane p's Python frames by event metadata id."""
-        found = self._frames.get(p)
-        if found is None:
-            found = self._frames[p] = _frames_of(self._space.planes[p])
-        return found
+        return self._frames[p]
 
     def events_at(self, p: int, li: int) -> tuple[int, int, Callable[[int], Any]]:
         """Line li of plane p for random access: (event count, ``timestamp_ns``, a
         function from an index to the event's id, offset and duration)."""
-        xline = self._space.planes[p].lines[li]
+        xline = self._lines[(p, li)]
         if not isinstance(xline, bytes):
             return len(xline.events), xline.timestamp_ns, xline.events.__getitem__
         raw = self._raw.get((p, li))
@@ -530,7 +536,7 @@ class _FrameLines:
     def events(self, p: int, li: int) -> Any:
         """Line li of plane p with a message per event (``timestamp_ns`` and ``events``
         with ids, offsets and durations), for walking it whole."""
-        xline = self._space.planes[p].lines[li]
+        xline = self._lines[(p, li)]
         if not isinstance(xline, bytes):
             return xline
         found = self._events.get((p, li))
