@@ -12,7 +12,9 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_right
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Optional, Sequence
+from itertools import islice
+from operator import gt
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 
 from ..model import Frame
 
@@ -257,25 +259,43 @@ def attach_traces(lines: list[Line], exec_starts: list[list[int]], stacks_of: An
         asked = [(i, s) for i, starts in enumerate(exec_starts) for s in starts]
         _look_up(lines, targets, asked, stacks_of)
         return
-    # per (line, node): its starts, latest first, popped until a wanted one has a stack
-    queues: list[list[int]] = []
+    # each node's starts per line, in time order, as far as they are looked at
+    ordered: list[tuple[list[int], list[str]]] = []
+    groups: dict[int, dict[str, list[int]]] = {}
+    nodes: list[Iterator[tuple[int, int]]] = []
     for i, starts in enumerate(exec_starts):
-        by_name: dict[str, list[int]] = {}
-        for s, name in zip(starts, lines[i].exec_names):
-            by_name.setdefault(name, []).append(s)
-        for found in by_name.values():
-            found.sort(reverse=True)
-            queues.append([i] + found)
-    while queues:
+        names = lines[i].exec_names
+        if any(map(gt, starts, islice(starts, 1, None))):
+            order = sorted(range(len(starts)), key=starts.__getitem__)
+            starts = [starts[k] for k in order]
+            names = [names[k] for k in order]
+        ordered.append((starts, names))
+        # read backwards, each node's earliest start is the one left
+        firsts = dict(zip(reversed(names), reversed(starts)))
+        nodes.extend(_node_starts(i, name, first, ordered, groups) for name, first in firsts.items())
+    while nodes:
         asked, waiting = [], []
-        for q in queues:
-            while len(q) > 1 and not wanted(q[-1]):
-                q.pop()
-            if len(q) > 1:
-                asked.append((q[0], q.pop()))
-                waiting.append(q)
+        for node in nodes:
+            pick = next((x for x in node if wanted(x[1])), None)
+            if pick is not None:
+                asked.append(pick)
+                waiting.append(node)
         _look_up(lines, targets, asked, stacks_of)
-        queues = [q for q, (i, s) in zip(waiting, asked) if lines[i].traces.get(s) is None]
+        nodes = [node for node, (i, s) in zip(waiting, asked) if lines[i].traces.get(s) is None]
+
+
+def _node_starts(i: int, name: str, first: int, ordered: list[tuple[list[int], list[str]]],
+                 groups: dict[int, dict[str, list[int]]]) -> Iterator[tuple[int, int]]:
+    """(i, start) for a node's starts on line i in time order: ``first``, then the
+    others, grouped by node (once per line) only when a node needs them."""
+    yield i, first
+    by_name = groups.get(i)
+    if by_name is None:
+        by_name = groups[i] = {}
+        for s, n in zip(*ordered[i]):
+            by_name.setdefault(n, []).append(s)
+    for s in by_name[name][1:]:
+        yield i, s
 
 
 def _targets(lines: list[Line], i: int, anchors: dict[int, tuple[int, int]],
