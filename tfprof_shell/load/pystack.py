@@ -3,8 +3,9 @@
 An op gets the Python stack that was open when it ran: the ``$file.py:line
 function`` frames of its own thread, or of the thread whose executor event
 (``id`` stat) started it. Loading does not read the frames (there can be
-millions); :func:`attach_traces` reads those of the lines it needs, once,
-when a view first asks for a trace, and :func:`stacks` answers the look-ups.
+millions); :func:`attach_traces` asks for the stacks that pick each node's
+trace when a view first asks for one, and :func:`nested_stacks` (a large line,
+read by random access) or :func:`stacks` (frames kept as arrays) answers.
 """
 
 from __future__ import annotations
