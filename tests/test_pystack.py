@@ -109,7 +109,7 @@ def test_looking_up_only_what_picks_a_trace_picks_the_same_traces(seed):
     assert first_traces(True) == first_traces(False)
 
 
-def _tf2_like(path, steps: int, unsorted: bool = False) -> str:
+def _tf2_like(path, steps: int, unsorted: bool = False, compress: bool = False) -> str:
     """A host with a Python line holding nested frames, TF ops and an executor
     event per step, and a compute line whose op takes the executor's stack."""
     sp = Space()
@@ -135,7 +135,7 @@ def _tf2_like(path, steps: int, unsorted: bool = False) -> str:
         events.reverse()
     for name, start, dur, stats in events:
         py.event(name, start, dur, **stats)
-    return sp.write(path)
+    return sp.write(path, compress=compress)
 
 
 def _traces(model) -> dict[str, list[tuple[str, int, str]]]:
@@ -144,9 +144,11 @@ def _traces(model) -> dict[str, list[tuple[str, int, str]]]:
             for name, node in sorted(model.nodes.items())}
 
 
-@pytest.mark.parametrize("unsorted", [False, True])
-def test_random_access_and_full_walk_give_the_same_traces(tmp_path, monkeypatch, unsorted):
-    path = _tf2_like(tmp_path / "h.xplane.pb", 20, unsorted)
+@pytest.mark.parametrize("unsorted,compress", [(False, False), (True, False), (False, True)])
+def test_random_access_and_full_walk_give_the_same_traces(tmp_path, monkeypatch, unsorted,
+                                                          compress):
+    name = "h.xplane.pb.gz" if compress else "h.xplane.pb"
+    path = _tf2_like(tmp_path / name, 20, unsorted, compress)
     walked = _traces(load_xplane([path]))
     assert walked["dense/MatMul"] == [("train.py", 10, "main"), ("train.py", 20, "loop"),
                                       ("model.py", 3, "step")]

@@ -25,6 +25,7 @@ from .files import parse_binary, read_bytes
 from .pystack import (Line, attach_traces, eager_execs, nested_stacks, stacks,
                       subtract_nested)
 from .records import GPU_STREAM_ALL
+from .wire import LEN, top_fields
 
 if TYPE_CHECKING:
     from .xla import KernelOp, XlaKernels
@@ -494,19 +495,20 @@ class Host:
 
 class _FrameLines:
     """A host's lines read again for their Python frames: from the file, parsing
-    only the lines asked for (``xplane_stacks.proto``), or from a kept XSpace."""
+    only the lines asked for (see ``xplane_stacks.proto``), or from a kept XSpace."""
 
     def __init__(self, space: Any, path: str, where: list[tuple[int, int]]) -> None:
         """``where``: (plane index, line index) of the lines that will be asked for."""
-        # from the file, only those lines' bytes are kept, not the whole file's
-        source = space if space is not None else _read_space_lines(path)
         self._frames: dict[int, dict[int, Frame]] = {}
         self._lines: dict[tuple[int, int], Any] = {}
-        for p, li in where:
-            plane = source.planes[p]
-            if p not in self._frames:
-                self._frames[p] = _frames_of(plane)
-            self._lines[(p, li)] = plane.lines[li]
+        if space is None:
+            self._frames, self._lines = _read_frame_lines(path, where)
+        else:
+            for p, li in where:
+                plane = space.planes[p]
+                if p not in self._frames:
+                    self._frames[p] = _frames_of(plane)
+                self._lines[(p, li)] = plane.lines[li]
         self._raw: dict[tuple[int, int], Any] = {}
         self._events: dict[tuple[int, int], Any] = {}
 
@@ -518,7 +520,7 @@ class _FrameLines:
         """Line li of plane p for random access: (event count, ``timestamp_ns``, a
         function from an index to the event's id, offset and duration)."""
         xline = self._lines[(p, li)]
-        if not isinstance(xline, bytes):
+        if not isinstance(xline, memoryview):
             return len(xline.events), xline.timestamp_ns, xline.events.__getitem__
         raw = self._raw.get((p, li))
         if raw is None:
@@ -537,7 +539,7 @@ class _FrameLines:
         """Line li of plane p with a message per event (``timestamp_ns`` and ``events``
         with ids, offsets and durations), for walking it whole."""
         xline = self._lines[(p, li)]
-        if not isinstance(xline, bytes):
+        if not isinstance(xline, memoryview):
             return xline
         found = self._events.get((p, li))
         if found is None:
@@ -546,26 +548,54 @@ class _FrameLines:
         return found
 
 
-def _read_space_lines(path: str) -> Any:
-    """An XSpace file's planes with their lines unparsed (see ``xplane_stacks.proto``)."""
+def _read_frame_lines(path: str, where: list[tuple[int, int]]
+                      ) -> tuple[dict[int, dict[int, Frame]], dict[tuple[int, int], memoryview]]:
+    """An XSpace file's Python frames by plane index and event metadata id, and the
+    bytes of the lines at ``where`` (plane index, line index), found without a parse."""
     data = read_bytes(path, "profile_path")
     if data[:2] == _GZIP:
         try:
             data = zlib.decompress(data, 31)
         except zlib.error:
             raise LoadError("--profile_path %s: gzip data does not decompress" % path) from None
-    space = parse_binary(xplane_stacks_pb2.SpaceLines, data)
-    if space is None:
-        raise LoadError("--profile_path %s: not an XSpace (.xplane.pb) file" % path)
-    return space
+    bad = LoadError("--profile_path %s: not an XSpace (.xplane.pb) file" % path)
+    top = top_fields(data, limit=1 << 20)
+    if top is None:
+        raise bad
+    planes = [value for number, wire, value in top if number == 1 and wire == LEN]
+    frames: dict[int, dict[int, Frame]] = {}
+    lines: dict[tuple[int, int], memoryview] = {}
+    entry = xplane_stacks_pb2.EventNameEntry.FromString
+    for p in sorted({p for p, _ in where}):
+        fields = top_fields(planes[p], limit=1 << 30) if p < len(planes) else None
+        if fields is None:
+            raise bad
+        names: dict[int, str] = {}
+        for number, wire, value in fields:
+            if number == 4 and wire == LEN:  # event_metadata: a map, the last entry wins
+                md = entry(value)
+                names[md.key] = md.value.name
+        frames[p] = _frames_named(names.items())
+        plane_lines = [value for number, wire, value in fields if number == 3 and wire == LEN]
+        for q, li in where:
+            if q == p:
+                if li >= len(plane_lines):
+                    raise bad
+                lines[(p, li)] = plane_lines[li]
+    return frames, lines
 
 
 def _frames_of(plane: Any) -> dict[int, Frame]:
     """The plane's Python frames by event metadata id."""
+    return _frames_named((md_id, md.name) for md_id, md in plane.event_metadata.items())
+
+
+def _frames_named(names: Iterable[tuple[int, str]]) -> dict[int, Frame]:
+    """The Python frames among (event metadata id, name) pairs, by id."""
     frames: dict[int, Frame] = {}
-    for md_id, md in plane.event_metadata.items():
-        if md.name.startswith("$"):
-            frame = parse_py_frame(md.name)
+    for md_id, name in names:
+        if name.startswith("$"):
+            frame = parse_py_frame(name)
             if frame is not None:
                 frames[md_id] = frame
     return frames

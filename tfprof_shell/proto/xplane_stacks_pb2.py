@@ -24,27 +24,21 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n*tfprof_shell/proto/src/xplane_stacks.proto\x12\x19tfprof_shell.xprof_stacks\"C\n\nSpaceLines\x12\x35\n\x06planes\x18\x01 \x03(\x0b\x32%.tfprof_shell.xprof_stacks.PlaneLines\"\xc9\x01\n\nPlaneLines\x12\r\n\x05lines\x18\x03 \x03(\x0c\x12P\n\x0e\x65vent_metadata\x18\x04 \x03(\x0b\x32\x38.tfprof_shell.xprof_stacks.PlaneLines.EventMetadataEntry\x1aZ\n\x12\x45ventMetadataEntry\x12\x0b\n\x03key\x18\x01 \x01(\x03\x12\x33\n\x05value\x18\x02 \x01(\x0b\x32$.tfprof_shell.xprof_stacks.EventName:\x02\x38\x01\"\x19\n\tEventName\x12\x0c\n\x04name\x18\x02 \x01(\t\"Y\n\nLineEvents\x12\x14\n\x0ctimestamp_ns\x18\x03 \x01(\x03\x12\x35\n\x06\x65vents\x18\x04 \x03(\x0b\x32%.tfprof_shell.xprof_stacks.EventTimes\"I\n\nEventTimes\x12\x13\n\x0bmetadata_id\x18\x01 \x01(\x03\x12\x11\n\toffset_ps\x18\x02 \x01(\x03\x12\x13\n\x0b\x64uration_ps\x18\x03 \x01(\x03\"/\n\x07LineRaw\x12\x14\n\x0ctimestamp_ns\x18\x03 \x01(\x03\x12\x0e\n\x06\x65vents\x18\x04 \x03(\x0c\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n*tfprof_shell/proto/src/xplane_stacks.proto\x12\x19tfprof_shell.xprof_stacks\"R\n\x0e\x45ventNameEntry\x12\x0b\n\x03key\x18\x01 \x01(\x03\x12\x33\n\x05value\x18\x02 \x01(\x0b\x32$.tfprof_shell.xprof_stacks.EventName\"\x19\n\tEventName\x12\x0c\n\x04name\x18\x02 \x01(\t\"Y\n\nLineEvents\x12\x14\n\x0ctimestamp_ns\x18\x03 \x01(\x03\x12\x35\n\x06\x65vents\x18\x04 \x03(\x0b\x32%.tfprof_shell.xprof_stacks.EventTimes\"I\n\nEventTimes\x12\x13\n\x0bmetadata_id\x18\x01 \x01(\x03\x12\x11\n\toffset_ps\x18\x02 \x01(\x03\x12\x13\n\x0b\x64uration_ps\x18\x03 \x01(\x03\"/\n\x07LineRaw\x12\x14\n\x0ctimestamp_ns\x18\x03 \x01(\x03\x12\x0e\n\x06\x65vents\x18\x04 \x03(\x0c\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'tfprof_shell.proto.xplane_stacks_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_PLANELINES_EVENTMETADATAENTRY']._loaded_options = None
-  _globals['_PLANELINES_EVENTMETADATAENTRY']._serialized_options = b'8\001'
-  _globals['_SPACELINES']._serialized_start=73
-  _globals['_SPACELINES']._serialized_end=140
-  _globals['_PLANELINES']._serialized_start=143
-  _globals['_PLANELINES']._serialized_end=344
-  _globals['_PLANELINES_EVENTMETADATAENTRY']._serialized_start=254
-  _globals['_PLANELINES_EVENTMETADATAENTRY']._serialized_end=344
-  _globals['_EVENTNAME']._serialized_start=346
-  _globals['_EVENTNAME']._serialized_end=371
-  _globals['_LINEEVENTS']._serialized_start=373
-  _globals['_LINEEVENTS']._serialized_end=462
-  _globals['_EVENTTIMES']._serialized_start=464
-  _globals['_EVENTTIMES']._serialized_end=537
-  _globals['_LINERAW']._serialized_start=539
-  _globals['_LINERAW']._serialized_end=586
+  _globals['_EVENTNAMEENTRY']._serialized_start=73
+  _globals['_EVENTNAMEENTRY']._serialized_end=155
+  _globals['_EVENTNAME']._serialized_start=157
+  _globals['_EVENTNAME']._serialized_end=182
+  _globals['_LINEEVENTS']._serialized_start=184
+  _globals['_LINEEVENTS']._serialized_end=273
+  _globals['_EVENTTIMES']._serialized_start=275
+  _globals['_EVENTTIMES']._serialized_end=348
+  _globals['_LINERAW']._serialized_start=350
+  _globals['_LINERAW']._serialized_end=397
 # @@protoc_insertion_point(module_scope)

@@ -6,26 +6,13 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
-class SpaceLines(_message.Message):
-    __slots__ = ("planes",)
-    PLANES_FIELD_NUMBER: _ClassVar[int]
-    planes: _containers.RepeatedCompositeFieldContainer[PlaneLines]
-    def __init__(self, planes: _Optional[_Iterable[_Union[PlaneLines, _Mapping]]] = ...) -> None: ...
-
-class PlaneLines(_message.Message):
-    __slots__ = ("lines", "event_metadata")
-    class EventMetadataEntry(_message.Message):
-        __slots__ = ("key", "value")
-        KEY_FIELD_NUMBER: _ClassVar[int]
-        VALUE_FIELD_NUMBER: _ClassVar[int]
-        key: int
-        value: EventName
-        def __init__(self, key: _Optional[int] = ..., value: _Optional[_Union[EventName, _Mapping]] = ...) -> None: ...
-    LINES_FIELD_NUMBER: _ClassVar[int]
-    EVENT_METADATA_FIELD_NUMBER: _ClassVar[int]
-    lines: _containers.RepeatedScalarFieldContainer[bytes]
-    event_metadata: _containers.MessageMap[int, EventName]
-    def __init__(self, lines: _Optional[_Iterable[bytes]] = ..., event_metadata: _Optional[_Mapping[int, EventName]] = ...) -> None: ...
+class EventNameEntry(_message.Message):
+    __slots__ = ("key", "value")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    key: int
+    value: EventName
+    def __init__(self, key: _Optional[int] = ..., value: _Optional[_Union[EventName, _Mapping]] = ...) -> None: ...
 
 class EventName(_message.Message):
     __slots__ = ("name",)
