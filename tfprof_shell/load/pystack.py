@@ -3,8 +3,9 @@
 An op gets the Python stack that was open when it ran: the ``$file.py:line
 function`` frames of its own thread, or of the thread whose executor event
 (``id`` stat) started it. Loading does not read the frames (there can be
-millions); :func:`attach_traces` reads those of the lines it needs, once,
-when a view first asks for a trace, and :func:`stacks` answers the look-ups.
+millions); :func:`attach_traces` asks for the stacks that pick each node's
+trace when a view first asks for one, and :func:`nested_stacks` (a large line,
+read by random access) or :func:`stacks` (frames kept as arrays) answers.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_right
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence
+from itertools import islice
+from operator import gt
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 
 from ..model import Frame
 
@@ -45,6 +48,7 @@ class Line:
 
 
 _BLOCK = 1024
+_AFTER_ALL = 1 << 62  # later than any time in picoseconds
 
 
 def stacks(line: Line, times: set[int]) -> dict[int, list[Frame]]:
@@ -79,6 +83,101 @@ def stacks(line: Line, times: set[int]) -> dict[int, list[Frame]]:
         out[t] = found
     return out
 
+
+def nested_stacks(count: int, start: Callable[[int], int], end: Callable[[int], int],
+                  frame: Callable[[int], Optional[Frame]],
+                  times: Iterable[int]) -> Optional[dict[int, list[Frame]]]:
+    """:func:`stacks` for a line read by random access, touching few of its events.
+
+    The line's ``count`` events (Python frames and others; ``frame(k)`` is None
+    for the others) must be in start order and nest, as the profiler writes a
+    thread: then the frames open at t are the frames on the path of events that
+    contain t, found by descending from the outermost event and stepping over
+    every event that ended by t without reading the events inside it. Queries
+    are answered in time order, each resuming where the previous one stopped.
+    None if the events read (and a sample of the line's starts) break the start
+    order or the nesting; events not read are not checked.
+    """
+    if count:  # a line in another order is found out at once, not by a first wrong stack
+        samples = [start(k) for k in range(0, count, max(1, count // 256))]
+        samples.append(start(count - 1))
+        if samples != sorted(samples):
+            return None
+    out: dict[int, list[Frame]] = {}
+    ends: list[int] = []  # the events containing the last query, outermost first
+    frames: list[Optional[Frame]] = []
+    snap: Optional[list[Frame]] = None
+    k = 0  # the first event not read or stepped over
+    floor = -_AFTER_ALL  # the start of the event before k, if read
+    try:
+        for t in sorted(times):
+            if ends and ends[-1] <= t:
+                closed = ends[-1]
+                while ends and ends[-1] <= t:
+                    closed = ends.pop()
+                    frames.pop()
+                # the events before the first one starting at `closed` were inside it
+                k, floor = _first_from(start, k, count, closed, floor)
+                snap = None
+            while k < count:
+                s = start(k)
+                if s < floor:
+                    return None
+                if s > t:
+                    break
+                floor = s
+                e = end(k)
+                if e <= t:
+                    k, floor = _first_from(start, k + 1, count, e, floor)
+                    continue
+                if ends and e > ends[-1]:
+                    return None
+                ends.append(e)
+                frames.append(frame(k))
+                snap = None
+                k += 1
+            if snap is None:
+                snap = [f for f in frames if f is not None]
+            out[t] = list(snap)
+    except _OutOfOrder:
+        return None
+    return out
+
+
+class _OutOfOrder(Exception):
+    """The starts :func:`_first_from` read are not in order."""
+
+
+def _first_from(start: Callable[[int], int], lo: int, count: int, value: int,
+                floor: int) -> tuple[int, int]:
+    """The first index from ``lo`` whose start is at least ``value``, and the start
+    of the index before it if read (else ``floor``, a start read before ``lo``).
+    Raises _OutOfOrder if the starts it reads are not in order."""
+    step = 1
+    hi = lo
+    high = _AFTER_ALL
+    while hi < count:  # gallop: the answer is usually near
+        s = start(hi)
+        if s < floor:
+            raise _OutOfOrder
+        if s >= value:
+            high = s
+            break
+        floor = s
+        lo = hi + 1
+        hi = lo + step
+        step *= 2
+    hi = min(hi, count)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        s = start(mid)
+        if not floor <= s <= high:
+            raise _OutOfOrder
+        if s < value:
+            lo, floor = mid + 1, s
+        else:
+            hi, high = mid, s
+    return lo, floor
 
 def _sweep(starts: Sequence[int], ends: Sequence[int], frames: Sequence[Frame],
            times: set[int]) -> dict[int, list[Frame]]:
@@ -138,13 +237,16 @@ def _containing_id(ids: list[tuple[int, int, int]], starts: list[int], t: int) -
     return None
 
 
-def attach_traces(lines: list[Line], exec_starts: list[list[int]],
-                  stacks_of: Any) -> None:
+def attach_traces(lines: list[Line], exec_starts: list[list[int]], stacks_of: Any,
+                  wanted: Optional[Callable[[int], bool]] = None) -> None:
     """Fill each line's ``traces``: for each start in ``exec_starts[i]`` (the
     executions of line i), the Python stack that was running it.
 
     ``stacks_of(j, times)`` gives the frames open on line j at each of ``times``
-    (as :func:`stacks` does); it is called once per line that holds stacks wanted.
+    (as :func:`stacks` does). Without ``wanted`` it is called once per line that
+    holds stacks wanted. With it, only what picks each node's trace is looked up:
+    for each node (``lines[i].exec_names``), its earliest start that is
+    ``wanted`` and has a stack, after those before it that have none.
     """
     py_lines = [i for i, line in enumerate(lines) if line.has_frames]
     if not py_lines:
@@ -153,25 +255,78 @@ def attach_traces(lines: list[Line], exec_starts: list[list[int]],
     for i in py_lines:
         for start, _, ident in lines[i].ids:
             anchors.setdefault(ident, (i, start))
-    wanted: dict[int, list[tuple[int, int, int]]] = {i: [] for i in py_lines}
+    targets = [_targets(lines, i, anchors, py_lines) for i in range(len(lines))]
+    if wanted is None:
+        asked = [(i, s) for i, starts in enumerate(exec_starts) for s in starts]
+        _look_up(lines, targets, asked, stacks_of)
+        return
+    # each node's starts per line, in time order, as far as they are looked at
+    ordered: list[tuple[list[int], list[str]]] = []
+    groups: dict[int, dict[str, list[int]]] = {}
+    nodes: list[Iterator[tuple[int, int]]] = []
     for i, starts in enumerate(exec_starts):
-        line = lines[i]
-        if line.has_frames:
-            wanted[i].extend((i, s, s) for s in starts)
-            continue
-        ids = sorted(line.ids)
-        id_starts = [x[0] for x in ids]
-        for s in starts:
-            found = _containing_id(ids, id_starts, s)
-            anchor = anchors.get(found) if found is not None else None
-            if anchor is not None:
-                wanted[anchor[0]].append((i, s, anchor[1]))
-            elif len(py_lines) == 1:
-                wanted[py_lines[0]].append((i, s, s))
-    for j, triples in wanted.items():
-        if not triples:
-            continue
-        times = {t for _, _, t in triples}
-        found_at = {t: f or None for t, f in stacks_of(j, times).items()}
+        names = lines[i].exec_names
+        if any(map(gt, starts, islice(starts, 1, None))):
+            order = sorted(range(len(starts)), key=starts.__getitem__)
+            starts = [starts[k] for k in order]
+            names = [names[k] for k in order]
+        ordered.append((starts, names))
+        # read backwards, each node's earliest start is the one left
+        firsts = dict(zip(reversed(names), reversed(starts)))
+        nodes.extend(_node_starts(i, name, first, ordered, groups) for name, first in firsts.items())
+    while nodes:
+        asked, waiting = [], []
+        for node in nodes:
+            pick = next((x for x in node if wanted(x[1])), None)
+            if pick is not None:
+                asked.append(pick)
+                waiting.append(node)
+        _look_up(lines, targets, asked, stacks_of)
+        nodes = [node for node, (i, s) in zip(waiting, asked) if lines[i].traces.get(s) is None]
+
+
+def _node_starts(i: int, name: str, first: int, ordered: list[tuple[list[int], list[str]]],
+                 groups: dict[int, dict[str, list[int]]]) -> Iterator[tuple[int, int]]:
+    """(i, start) for a node's starts on line i in time order: ``first``, then the
+    others, grouped by node (once per line) only when a node needs them."""
+    yield i, first
+    by_name = groups.get(i)
+    if by_name is None:
+        by_name = groups[i] = {}
+        for s, n in zip(*ordered[i]):
+            by_name.setdefault(n, []).append(s)
+    for s in by_name[name][1:]:
+        yield i, s
+
+
+def _targets(lines: list[Line], i: int, anchors: dict[int, tuple[int, int]],
+             py_lines: list[int]) -> Callable[[int], Optional[tuple[int, int]]]:
+    """For an execution start on line i: (Python line, time) whose stack it takes."""
+    line = lines[i]
+    if line.has_frames:
+        return lambda s: (i, s)
+    ids = sorted(line.ids)
+    id_starts = [x[0] for x in ids]
+    only = py_lines[0] if len(py_lines) == 1 else None
+
+    def target(s: int) -> Optional[tuple[int, int]]:
+        found = _containing_id(ids, id_starts, s)
+        anchor = anchors.get(found) if found is not None else None
+        if anchor is not None:
+            return anchor
+        return (only, s) if only is not None else None
+    return target
+
+
+def _look_up(lines: list[Line], targets: list[Callable[[int], Optional[tuple[int, int]]]],
+             asked: list[tuple[int, int]], stacks_of: Any) -> None:
+    """Set ``lines[i].traces[s]`` for each asked (i, s) that has a Python line to ask."""
+    by_line: dict[int, list[tuple[int, int, int]]] = {}
+    for i, s in asked:
+        where = targets[i](s)
+        if where is not None:
+            by_line.setdefault(where[0], []).append((i, s, where[1]))
+    for j, triples in sorted(by_line.items()):
+        found_at = {t: f or None for t, f in stacks_of(j, {t for _, _, t in triples}).items()}
         for i, s, t in triples:
             lines[i].traces[s] = found_at[t]

@@ -120,7 +120,7 @@ class _DeferredTraces:
         first: dict[str, tuple[int, list[Frame]]] = {}
         at, default = self.steps.at, self.default
         for host in hosts:
-            host.take_stacks()
+            host.take_stacks(lambda start: default is not None or at(start) is not None)
             for line in host.lines:
                 traces = line.traces
                 for start, name in zip(line.exec_starts, line.exec_names):
