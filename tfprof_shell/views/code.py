@@ -8,6 +8,7 @@ in `` (gradient)``.
 
 from __future__ import annotations
 
+from operator import add
 from typing import Optional
 
 from ..engine.account import Accounting, sum_stats
@@ -18,7 +19,7 @@ from ..model.stats import ZERO_SELF
 from ..options import Options
 from .base import EMPTY, ONE, ROOT_NAME, ZERO_TOTAL, ViewNode, ViewResult, total_with
 from .op import snapshot
-from .tree import postorder, show_tree
+from .tree import show_tree
 
 GRADIENT_SUFFIX = " (gradient)"
 #: Own statistics plus the definition count of a frame without ops.
@@ -64,6 +65,8 @@ class CodeView:
         self._labels: dict[Frame, str] = {}
         #: Nodes that got members (only they may need them sorted).
         self._with_members: list[ViewNode] = []
+        #: Every node below the root in the order made: each after its ancestors.
+        self._made: list[ViewNode] = []
         forward: dict[str, GraphNode] = {}
         gradients: dict[str, list[GraphNode]] = {}
         for gnode in model.sorted_nodes():
@@ -94,7 +97,8 @@ class CodeView:
         self._labels.clear()
         #: (step, account regexes) of the accounting the tree holds.
         self._accounted: Optional[tuple[int, tuple[str, ...]]] = None
-        self._order: Optional[list[ViewNode]] = None
+        #: Nodes without members hold the match-all accounting (as made: see _walk).
+        self._bare_all = True
 
     def _add_member(self, leaf: ViewNode, gnode: GraphNode) -> None:
         members = leaf.members
@@ -113,6 +117,7 @@ class CodeView:
     def _walk(self, frames: list[Frame], suffix: str) -> ViewNode:
         node = self.root
         labels = self._labels
+        made = self._made.append
         fresh = False  # node was made by this walk: it has no children to look up
         for frame in frames:
             label = labels.get(frame)
@@ -137,15 +142,14 @@ class CodeView:
                     index[label] = child  # type: ignore[index]
             child.frame = frame
             child.suffix = suffix
+            # The match-all accounting of a node without members, made once
+            # (kept is the children list itself, complete once built).
+            child.account = True
+            child.kept = child.children
+            made(child)
             node.children.append(child)
             node = child
         return node
-
-    def _postorder(self) -> list[ViewNode]:
-        """Every node below the root, children before their parent (made once)."""
-        if self._order is None:
-            self._order = postorder(self.root.children)
-        return self._order
 
     def show(self, opts: Options) -> ViewResult:
         """Account, filter, sort and freeze the call-stack tree for one command."""
@@ -158,7 +162,9 @@ class CodeView:
 
         def reaccount(nodes: list[ViewNode]) -> list[ViewNode]:
             if accounting.match_all:
-                return _account_all(self._postorder(), nodes, step)
+                bare, self._bare_all = self._bare_all, True
+                return _account_all(self._made, nodes, step, bare)
+            self._bare_all = False
             return _account(nodes, step, accounting)
 
         # The code view never re-accounts displayed nodes, so the accounting of
@@ -205,24 +211,40 @@ def _account(nodes: list[ViewNode], step: int, accounting: Accounting) -> list[V
     return kept
 
 
-def _account_all(order: list[ViewNode], roots: list[ViewNode], step: int) -> list[ViewNode]:
-    """_account under the match-all regex, ``order`` being every node in post-order.
+def _account_all(made: list[ViewNode], roots: list[ViewNode], step: int,
+                 bare: bool) -> list[ViewNode]:
+    """_account under the match-all regex, ``made`` being every node, each after its ancestors.
 
     Every node is accounted, hence kept with all its children: one flat loop
-    over the nodes, no new lists.
+    over the nodes (reversed: each after its descendants), no new lists.
+    ``bare``: the nodes without members already hold their match-all state
+    (everything but the total).
     """
-    for node in order:
+    for node in reversed(made):
         members = node.members
         if members:
             node.picked = members
-            own = node.self = sum_stats(list(members.values()), step)
+            if len(members) == 1:
+                for gnode in members.values():
+                    own = gnode.stats(step)
+            else:
+                own = sum_stats(list(members.values()), step)
+            node.self = own
             own = own + ONE
+            node.account = True
+            node.kept = node.children
         else:
-            node.picked = EMPTY
-            node.self = ZERO_SELF
+            if not bare:
+                node.picked = EMPTY
+                node.self = ZERO_SELF
+                node.account = True
+                node.kept = node.children
             own = _ZERO_ONE
-        node.account = True
         children = node.children
-        node.kept = children
-        node.total = total_with(own, children)
+        if not children:
+            node.total = own
+        elif len(children) == 1:
+            node.total = tuple(map(add, own, children[0].total))
+        else:
+            node.total = tuple(map(sum, zip(own, *[c.total for c in children])))
     return roots
