@@ -56,7 +56,7 @@ class ViewNode:
         #: code view: the call-stack frame this node stands for, and its label suffix.
         self.frame: Optional[Frame] = None
         self.suffix = ""
-        #: code view: label -> child, for building (its own dict, as for members).
+        #: code view: label -> child, for building (its own dict from its second child on).
         self.child_index: Mapping[str, ViewNode] = EMPTY
 
     def __repr__(self) -> str:

@@ -125,21 +125,25 @@ class CodeView:
                 label = labels[frame] = frame_label(frame)
             if suffix:
                 label += suffix
-            if fresh:
-                child = ViewNode(label)
-                node.child_index = {label: child}
-            else:
+            siblings = node.children
+            if not fresh and siblings:
+                # Most frames have one child: a node gets its label index with its second.
                 index = node.child_index
-                child = index.get(label)
-                if child is not None:
-                    node = child
-                    continue
-                fresh = True
-                child = ViewNode(label)
-                if index is EMPTY:  # a node gets its own index with its first child
-                    node.child_index = {label: child}
+                if index is EMPTY:
+                    only = siblings[0]
+                    if only.name == label:
+                        node = only
+                        continue
+                    index = node.child_index = {only.name: only}
                 else:
-                    index[label] = child  # type: ignore[index]
+                    known = index.get(label)
+                    if known is not None:
+                        node = known
+                        continue
+                child = index[label] = ViewNode(label)  # type: ignore[index]
+            else:
+                child = ViewNode(label)
+            fresh = True
             child.frame = frame
             child.suffix = suffix
             # The match-all accounting of a node without members, made once
@@ -147,7 +151,7 @@ class CodeView:
             child.account = True
             child.kept = child.children
             made(child)
-            node.children.append(child)
+            siblings.append(child)
             node = child
         return node
 
