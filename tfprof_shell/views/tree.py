@@ -157,9 +157,12 @@ class _ScopeWalk:
         if depth > flt.max_depth:  # nothing shown, nothing visited
             return []
         trim = flt.trim if flt.trims else None
+        deeper = depth + 1 if depth < flt.max_depth else 0
+        floor = flt.tree_floor()
+        if floor is not None:
+            return self._visit_floor(nodes, deeper, indent, trim, floor)
         passes = self.passes
         shown_ = self._shown
-        deeper = depth + 1 if depth < flt.max_depth else 0
         shown: list[DisplayNode] = []
         for node in nodes:
             show = passes(node)
@@ -171,6 +174,35 @@ class _ScopeWalk:
                 shown.append(shown_(node, indent, shown_children))
             elif shown_children:
                 shown.extend(shown_children)
+        return shown
+
+    def _visit_floor(self, nodes: list[ViewNode], deeper: int, indent: int,
+                     trim: Optional[Callable[[str], bool]], floor: tuple) -> list[DisplayNode]:
+        """_visit in the common case (see Filter.tree_floor), with passes and _shown inlined."""
+        get, least, self_get, self_least = floor
+        visit, sort, displayed_only = self._visit, self.sort, self.displayed_only
+        shown: list[DisplayNode] = []
+        append = shown.append
+        for node in nodes:
+            below = node.kept
+            if below and deeper and (trim is None or not trim(node.name)):
+                if min(get(node.total)) >= least and min(self_get(node.self)) >= self_least:
+                    children = visit(below, deeper, indent + 1)
+                    if len(children) > 1:
+                        children = sort(children)
+                    if displayed_only:
+                        node.set_total(children)  # DisplayNodes carry the same totals
+                else:
+                    shown.extend(visit(below, deeper, indent))
+                    continue
+            elif min(get(node.total)) >= least and min(self_get(node.self)) >= self_least:
+                children = []
+                if displayed_only:
+                    node.set_total(children)
+            else:
+                continue
+            append(DisplayNode(node.name, indent, node.account, node.self, node.total,
+                               children, node.gnode, (), (), node.frame, node.suffix, node))
         return shown
 
     def _shown(self, node: ViewNode, indent: int,
