@@ -8,14 +8,13 @@ in `` (gradient)``.
 
 from __future__ import annotations
 
-from operator import add
 from typing import Callable, Optional
 
 from ..engine.account import Accounting, sum_stats
 from ..engine.filter import Filter
 from ..engine.order import sort_key
 from ..model import Frame, GraphNode, Model
-from ..model.stats import ZERO_SELF
+from ..model.stats import DEFS, N_TOTAL, ZERO_SELF
 from ..options import Options
 from .base import (EMPTY, ONE, ROOT_NAME, ZERO_TOTAL, DisplayNode, ViewNode, ViewResult,
                    total_with)
@@ -25,6 +24,7 @@ from .tree import show_tree
 GRADIENT_SUFFIX = " (gradient)"
 #: Own statistics plus the definition count of a frame without ops.
 _ZERO_ONE = ZERO_SELF + ONE
+assert DEFS == N_TOTAL - 1  # _account_all counts a definition by replacing the last total
 
 
 def frame_label(frame: Frame) -> str:
@@ -252,12 +252,11 @@ def _account_all(made: list[ViewNode], roots: list[ViewNode], step: int,
                 node.self = ZERO_SELF
                 node.account = True
                 node.kept = node.children
+            children = node.children
+            if len(children) == 1:  # most frames: the child's total and one definition
+                total = children[0].total
+                node.total = total[:DEFS] + (total[DEFS] + 1,)
+                continue
             own = _ZERO_ONE
-        children = node.children
-        if not children:
-            node.total = own
-        elif len(children) == 1:
-            node.total = tuple(map(add, own, children[0].total))
-        else:
-            node.total = tuple(map(sum, zip(own, *[c.total for c in children])))
+        node.total = total_with(own, node.children)
     return roots
