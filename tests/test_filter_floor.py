@@ -1,4 +1,5 @@
-"""Filter.total_floor: the shortcut the code view's walk takes must agree with passes()."""
+"""Filter.total_floor and tree_floor: the shortcuts the code and scope walks take
+must agree with passes()."""
 
 from __future__ import annotations
 
@@ -28,4 +29,26 @@ def test_floor_agrees_with_passes(totals: list[int], min_bytes: int, min_micros:
     if floor is not None:
         get, least = floor
         assert (min(get(node.total)) >= least) == flt.passes()(node)
+    assert flt.passes()(node) == flt.should_show(node, 0)
+
+
+@given(totals=st.lists(st.integers(-10, 10), min_size=S.N_TOTAL, max_size=S.N_TOTAL),
+       own=st.lists(st.integers(-10, 10), min_size=S.N_SELF, max_size=S.N_SELF),
+       min_bytes=BOUNDS, min_micros=BOUNDS, min_params=BOUNDS, min_float_ops=BOUNDS,
+       min_occurrence=BOUNDS)
+def test_tree_floor_agrees_with_passes(totals: list[int], own: list[int], min_bytes: int,
+                                       min_micros: int, min_params: int, min_float_ops: int,
+                                       min_occurrence: int) -> None:
+    opts = dataclasses.replace(DEFAULTS, min_bytes=min_bytes, min_micros=min_micros,
+                               min_params=min_params, min_float_ops=min_float_ops,
+                               min_occurrence=min_occurrence)
+    flt = Filter(opts, "scope")
+    node = ViewNode("n")
+    node.total = tuple(totals)
+    node.self = tuple(own)
+    floor = flt.tree_floor()
+    if floor is not None:
+        get, least, self_get, self_least = floor
+        shortcut = min(get(node.total)) >= least and min(self_get(node.self)) >= self_least
+        assert shortcut == flt.passes()(node)
     assert flt.passes()(node) == flt.should_show(node, 0)

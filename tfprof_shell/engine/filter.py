@@ -75,6 +75,20 @@ class Filter:
             return None
         return self._total_get, self._total_min[0]
 
+    def tree_floor(self) -> Optional[tuple[Callable[[Sequence[int]], Sequence[int]], int,
+                                           Callable[[Sequence[int]], Sequence[int]], int]]:
+        """(get, floor, self_get, self_floor) when passes(node) is
+        ``min(get(node.total)) >= floor and min(self_get(node.self)) >= self_floor``, else None.
+
+        That is when both totals and self statistics are bounded, each group
+        by one value (the scope view's defaults bound them all by 0).
+        """
+        if (self.view == "op" or not self._all_names or not self._self_min
+                or not self._total_min or len(set(self._total_min)) != 1
+                or len(set(self._self_min)) != 1):
+            return None
+        return self._total_get, self._total_min[0], self._self_get, self._self_min[0]
+
     def should_show(self, node, depth: int) -> bool:
         """The engine's ShouldShow for a ViewNode at ``depth`` (root = 1)."""
         if depth > self.max_depth:

@@ -7,7 +7,7 @@ differently), declared once in :data:`TREE_COLUMNS` / :data:`LIST_COLUMNS`.
 
 from __future__ import annotations
 
-from typing import Callable, Iterator, Optional
+from typing import Callable, Optional
 
 from .. import metrics
 from ..model import stats as S
@@ -123,7 +123,7 @@ def render_table(result: ViewResult) -> str:
         if pairs is not None:  # only self/total columns: one tight loop
             _pair_lines(result.root, pairs, parts)
         elif not code and _with_params(cols) is not None:
-            _param_lines(result.root, _with_params(cols) or [], parts)
+            _pair_lines(result.root, _with_params(cols) or [], parts, shaped=True)
         else:
             items = [(_code_item if code else _tree_item)(col, result) for col in cols]
             for node in result.root.walk():
@@ -132,9 +132,24 @@ def render_table(result: ViewResult) -> str:
     return "".join(parts)
 
 
-def _indented(root: DisplayNode) -> Iterator[tuple[str, DisplayNode]]:
-    """(indentation, node) of every displayed node below and at ``root``, in preorder."""
-    indents: dict[int, str] = {}
+def _pair_lines(root: DisplayNode, pairs: list[tuple[int, "_Formatted", str]],
+                parts: list[str], shaped: bool = False) -> None:
+    """Append the line of every displayed node below and at ``root`` (preorder).
+
+    ``shaped``: the first pair is params, after a variable's shape (tree views).
+    """
+    _line_writer(tuple((i, unit) for i, _, unit in pairs), shaped)(
+        root, parts.append, [fmt for _, fmt, _ in pairs])
+
+
+#: (stats and units, shaped) -> a compiled row loop (see _line_writer).
+_WRITERS: dict[tuple[tuple[tuple[int, str], ...], bool], Callable[..., None]] = {}
+
+_WRITER_SOURCE = """
+def write(root, append, fmts):
+    (%(unpack)s) = fmts
+    indents = {}
+    shapes = {}
     stack = [root]
     pop, extend = stack.pop, stack.extend
     while stack:
@@ -143,43 +158,54 @@ def _indented(root: DisplayNode) -> Iterator[tuple[str, DisplayNode]]:
         indent = indents.get(depth)
         if indent is None:
             indent = indents[depth] = "  " * depth
-        yield indent, node
+        total = node.total
+        shape = ""
+%(shape)s
+        if node.account:
+            own = node.self_stats
+            append(%(line)r %% (indent, node.name, shape, %(accounted)s))
+        else:
+            append(%(line_na)r %% (indent, node.name, shape, %(unaccounted)s))
         children = node.children
         if children:
             extend(reversed(children))
+"""
+
+_SHAPE_SOURCE = """
+        g = node.graph_node
+        if g is not None and g.shape:
+            key = tuple(g.shape)
+            shape = shapes.get(key)
+            if shape is None:
+                shape = shapes[key] = format_shape(g.shape) + ", "
+"""
 
 
-def _pair_lines(root: DisplayNode, pairs: list[tuple[int, "_Formatted", str]],
-                parts: list[str]) -> None:
-    """Append the line of every displayed node below and at ``root`` (preorder)."""
-    append = parts.append
-    units = [unit.replace("%", "%%") for _, _, unit in pairs]
-    line = "%s%s (" + ", ".join("%s/%s" + u for u in units) + ")\n"
-    line_na = "%s%s (" + ", ".join("--/%s" + u for u in units) + ")\n"
-    if len(pairs) == 3:  # -select micros: its three time columns
-        (i0, f0, _), (i1, f1, _), (i2, f2, _) = pairs
-        for indent, node in _indented(root):
-            total = node.total
-            if node.account:
-                own = node.self_stats
-                append(line % (indent, node.name, f0[own[i0]], f0[total[i0]], f1[own[i1]],
-                               f1[total[i1]], f2[own[i2]], f2[total[i2]]))
-            else:
-                append(line_na % (indent, node.name, f0[total[i0]], f1[total[i1]],
-                                  f2[total[i2]]))
-        return
-    for indent, node in _indented(root):
-        total = node.total
-        args: list[str] = [indent, node.name]
-        if node.account:
-            own = node.self_stats
-            for i, fmt, _ in pairs:
-                args += (fmt[own[i]], fmt[total[i]])
-            append(line % tuple(args))
-        else:
-            for i, fmt, _ in pairs:
-                args.append(fmt[total[i]])
-            append(line_na % tuple(args))
+def _line_writer(pairs: tuple[tuple[int, str], ...], shaped: bool) -> Callable[..., None]:
+    """``write(root, append, formatters)``: appends each row's line in preorder.
+
+    The loop is compiled once per column set, with the statistics' indices
+    and the line format as constants: a table of 100k rows spends most of
+    its time in this loop, and one %-format of all values per row is the
+    cheapest way to make a line in Python.
+    """
+    key = (pairs, shaped)
+    writer = _WRITERS.get(key)
+    if writer is None:
+        units = [unit.replace("%", "%%") for _, unit in pairs]
+        source = _WRITER_SOURCE % {
+            "unpack": "".join("f%d, " % j for j in range(len(pairs))),
+            "shape": _SHAPE_SOURCE if shaped else "",
+            "line": "%s%s (%s" + ", ".join("%s/%s" + u for u in units) + ")\n",
+            "line_na": "%s%s (%s" + ", ".join("--/%s" + u for u in units) + ")\n",
+            "accounted": ", ".join("f%d[own[%d]], f%d[total[%d]]" % (j, i, j, i)
+                                   for j, (i, _) in enumerate(pairs)),
+            "unaccounted": ", ".join("f%d[total[%d]]" % (j, i) for j, (i, _) in enumerate(pairs)),
+        }
+        namespace: dict = {"format_shape": format_shape}
+        exec(compile(source, "<text rows %r>" % (key,), "exec"), namespace)
+        writer = _WRITERS[key] = namespace["write"]
+    return writer
 
 
 def _with_params(cols: list[str]) -> Optional[list[tuple[int, "_Formatted", str]]]:
@@ -187,27 +213,6 @@ def _with_params(cols: list[str]) -> Optional[list[tuple[int, "_Formatted", str]
     if "params" not in cols:
         return None
     return _pair_columns([c for c in cols if c != "params"], with_params=True)
-
-
-def _param_lines(root: DisplayNode, pairs: list[tuple[int, "_Formatted", str]],
-                 parts: list[str]) -> None:
-    """_pair_lines where the params pair (first in ``pairs``) follows a variable's shape."""
-    append = parts.append
-    shapes: dict[tuple[int, ...], str] = {}
-    for indent, node in _indented(root):
-        own, total = node.self_stats, node.total
-        if node.account:
-            values = ["%s/%s%s" % (fmt[own[i]], fmt[total[i]], unit) for i, fmt, unit in pairs]
-        else:
-            values = ["--/%s%s" % (fmt[total[i]], unit) for i, fmt, unit in pairs]
-        g = node.graph_node
-        if g is not None and g.shape:
-            key = tuple(g.shape)
-            shape = shapes.get(key)
-            if shape is None:
-                shape = shapes[key] = format_shape(g.shape)
-            values[0] = "%s, %s" % (shape, values[0])
-        append("%s%s (%s)\n" % (indent, node.name, ", ".join(values)))
 
 
 class _Formatted(dict):
@@ -227,7 +232,7 @@ def _pair_columns(cols: list[str], with_params: bool = False
     """(stat, formatter, unit) of each column if all are plain self/total pairs, else None.
 
     ``params`` is not plain in tree views (a variable's shape comes first);
-    ``with_params`` puts its pair first (see _param_lines).
+    ``with_params`` puts its pair first (see _pair_lines).
     """
     out = []
     shared: dict[Callable[[int], str], _Formatted] = {}  # one cache per formatter

@@ -56,7 +56,7 @@ class ViewNode:
         #: code view: the call-stack frame this node stands for, and its label suffix.
         self.frame: Optional[Frame] = None
         self.suffix = ""
-        #: code view: label -> child, for building (its own dict, as for members).
+        #: code view: label -> child, for building (its own dict from its second child on).
         self.child_index: Mapping[str, ViewNode] = EMPTY
 
     def __repr__(self) -> str:
@@ -72,12 +72,18 @@ class ViewNode:
         self.total = tuple(map(add, self.total, child.total))
 
 
+#: Up to this many children, totals are summed through chained maps (see total_with).
+_FEW = 4
+
+
 def total_with(own: tuple[int, ...], children: Sequence[Any]) -> tuple[int, ...]:
     """``own`` (statistics and definition count) plus the totals of ``children``."""
     if not children:
         return own
-    if len(children) == 1:
-        return tuple(map(add, own, children[0].total))
+    if len(children) <= _FEW:
+        for child in children:  # chained maps: cheaper than zip for a few children
+            own = map(add, own, child.total)  # type: ignore[assignment]
+        return tuple(own)
     return tuple(map(sum, zip(own, *[c.total for c in children])))
 
 

@@ -8,21 +8,23 @@ in `` (gradient)``.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Optional
 
 from ..engine.account import Accounting, sum_stats
 from ..engine.filter import Filter
-from ..engine.order import sort_list_view
+from ..engine.order import sort_key
 from ..model import Frame, GraphNode, Model
-from ..model.stats import ZERO_SELF
+from ..model.stats import DEFS, N_TOTAL, ZERO_SELF
 from ..options import Options
-from .base import EMPTY, ONE, ROOT_NAME, ZERO_TOTAL, ViewNode, ViewResult, total_with
+from .base import (EMPTY, ONE, ROOT_NAME, ZERO_TOTAL, DisplayNode, ViewNode, ViewResult,
+                   total_with)
 from .op import snapshot
-from .tree import postorder, show_tree
+from .tree import show_tree
 
 GRADIENT_SUFFIX = " (gradient)"
 #: Own statistics plus the definition count of a frame without ops.
 _ZERO_ONE = ZERO_SELF + ONE
+assert DEFS == N_TOTAL - 1  # _account_all counts a definition by replacing the last total
 
 
 def frame_label(frame: Frame) -> str:
@@ -64,6 +66,8 @@ class CodeView:
         self._labels: dict[Frame, str] = {}
         #: Nodes that got members (only they may need them sorted).
         self._with_members: list[ViewNode] = []
+        #: Every node below the root in the order made: each after its ancestors.
+        self._made: list[ViewNode] = []
         forward: dict[str, GraphNode] = {}
         gradients: dict[str, list[GraphNode]] = {}
         for gnode in model.sorted_nodes():
@@ -94,7 +98,8 @@ class CodeView:
         self._labels.clear()
         #: (step, account regexes) of the accounting the tree holds.
         self._accounted: Optional[tuple[int, tuple[str, ...]]] = None
-        self._order: Optional[list[ViewNode]] = None
+        #: Nodes without members hold the match-all accounting (as made: see _walk).
+        self._bare_all = True
 
     def _add_member(self, leaf: ViewNode, gnode: GraphNode) -> None:
         members = leaf.members
@@ -113,6 +118,7 @@ class CodeView:
     def _walk(self, frames: list[Frame], suffix: str) -> ViewNode:
         node = self.root
         labels = self._labels
+        made = self._made.append
         fresh = False  # node was made by this walk: it has no children to look up
         for frame in frames:
             label = labels.get(frame)
@@ -120,32 +126,35 @@ class CodeView:
                 label = labels[frame] = frame_label(frame)
             if suffix:
                 label += suffix
-            if fresh:
-                child = ViewNode(label)
-                node.child_index = {label: child}
-            else:
+            siblings = node.children
+            if not fresh and siblings:
+                # Most frames have one child: a node gets its label index with its second.
                 index = node.child_index
-                child = index.get(label)
-                if child is not None:
-                    node = child
-                    continue
-                fresh = True
-                child = ViewNode(label)
-                if index is EMPTY:  # a node gets its own index with its first child
-                    node.child_index = {label: child}
+                if index is EMPTY:
+                    only = siblings[0]
+                    if only.name == label:
+                        node = only
+                        continue
+                    index = node.child_index = {only.name: only}
                 else:
-                    index[label] = child  # type: ignore[index]
+                    known = index.get(label)
+                    if known is not None:
+                        node = known
+                        continue
+                child = index[label] = ViewNode(label)  # type: ignore[index]
+            else:
+                child = ViewNode(label)
+            fresh = True
             child.frame = frame
             child.suffix = suffix
-            node.children.append(child)
+            # The match-all accounting of a node without members, made once
+            # (kept is the children list itself, complete once built).
+            child.account = True
+            child.kept = child.children
+            made(child)
+            siblings.append(child)
             node = child
         return node
-
-    def _postorder(self) -> list[ViewNode]:
-        """Every node below the root, children before their parent (made once)."""
-        if self._order is None:
-            self._order = postorder(self.root.children)
-        return self._order
 
     def show(self, opts: Options) -> ViewResult:
         """Account, filter, sort and freeze the call-stack tree for one command."""
@@ -158,7 +167,9 @@ class CodeView:
 
         def reaccount(nodes: list[ViewNode]) -> list[ViewNode]:
             if accounting.match_all:
-                return _account_all(self._postorder(), nodes, step)
+                bare, self._bare_all = self._bare_all, True
+                return _account_all(self._made, nodes, step, bare)
+            self._bare_all = False
             return _account(nodes, step, accounting)
 
         # The code view never re-accounts displayed nodes, so the accounting of
@@ -166,10 +177,18 @@ class CodeView:
         key = (step, accounting.patterns)
         reuse, self._accounted = key == self._accounted, None
         shown = show_tree(self.root, None if reuse else reaccount, flt,
-                          lambda ns: sort_list_view(ns, opts.order_by, True), False, True)
+                          _sorter(opts.order_by), False, True)
         self._accounted = key
         return ViewResult("code", opts, shown,
                           notes=notes, model=self.model)
+
+
+def _sorter(order_by: str) -> Callable[[list[DisplayNode]], list[DisplayNode]]:
+    """engine.order.sort_list_view of displayed siblings, its key made once per command."""
+    if not order_by:
+        return lambda nodes: nodes
+    key = sort_key(order_by, list_view=True, displayed=True)
+    return lambda nodes: sorted(nodes, key=key)
 
 
 def _account(nodes: list[ViewNode], step: int, accounting: Accounting) -> list[ViewNode]:
@@ -205,24 +224,39 @@ def _account(nodes: list[ViewNode], step: int, accounting: Accounting) -> list[V
     return kept
 
 
-def _account_all(order: list[ViewNode], roots: list[ViewNode], step: int) -> list[ViewNode]:
-    """_account under the match-all regex, ``order`` being every node in post-order.
+def _account_all(made: list[ViewNode], roots: list[ViewNode], step: int,
+                 bare: bool) -> list[ViewNode]:
+    """_account under the match-all regex, ``made`` being every node, each after its ancestors.
 
     Every node is accounted, hence kept with all its children: one flat loop
-    over the nodes, no new lists.
+    over the nodes (reversed: each after its descendants), no new lists.
+    ``bare``: the nodes without members already hold their match-all state
+    (everything but the total).
     """
-    for node in order:
+    for node in reversed(made):
         members = node.members
         if members:
             node.picked = members
-            own = node.self = sum_stats(list(members.values()), step)
+            if len(members) == 1:
+                for gnode in members.values():
+                    own = gnode.stats(step)
+            else:
+                own = sum_stats(list(members.values()), step)
+            node.self = own
             own = own + ONE
+            node.account = True
+            node.kept = node.children
         else:
-            node.picked = EMPTY
-            node.self = ZERO_SELF
+            if not bare:
+                node.picked = EMPTY
+                node.self = ZERO_SELF
+                node.account = True
+                node.kept = node.children
+            children = node.children
+            if len(children) == 1:  # most frames: the child's total and one definition
+                total = children[0].total
+                node.total = total[:DEFS] + (total[DEFS] + 1,)
+                continue
             own = _ZERO_ONE
-        node.account = True
-        children = node.children
-        node.kept = children
-        node.total = total_with(own, children)
+        node.total = total_with(own, node.children)
     return roots

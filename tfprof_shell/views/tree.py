@@ -9,7 +9,7 @@ visits each node once); it lives in graph.py.
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Callable, Optional, Sequence
 
 
 from ..engine.account import Accounting
@@ -157,9 +157,12 @@ class _ScopeWalk:
         if depth > flt.max_depth:  # nothing shown, nothing visited
             return []
         trim = flt.trim if flt.trims else None
+        deeper = depth + 1 if depth < flt.max_depth else 0
+        floor = flt.tree_floor()
+        if floor is not None:
+            return self._visit_floor(nodes, deeper, indent, trim, floor)
         passes = self.passes
         shown_ = self._shown
-        deeper = depth + 1 if depth < flt.max_depth else 0
         shown: list[DisplayNode] = []
         for node in nodes:
             show = passes(node)
@@ -171,6 +174,35 @@ class _ScopeWalk:
                 shown.append(shown_(node, indent, shown_children))
             elif shown_children:
                 shown.extend(shown_children)
+        return shown
+
+    def _visit_floor(self, nodes: list[ViewNode], deeper: int, indent: int,
+                     trim: Optional[Callable[[str], bool]], floor: tuple) -> list[DisplayNode]:
+        """_visit in the common case (see Filter.tree_floor), with passes and _shown inlined."""
+        get, least, self_get, self_least = floor
+        visit, sort, displayed_only = self._visit, self.sort, self.displayed_only
+        shown: list[DisplayNode] = []
+        append = shown.append
+        for node in nodes:
+            below = node.kept
+            if below and deeper and (trim is None or not trim(node.name)):
+                if min(get(node.total)) >= least and min(self_get(node.self)) >= self_least:
+                    children = visit(below, deeper, indent + 1)
+                    if len(children) > 1:
+                        children = sort(children)
+                    if displayed_only:
+                        node.set_total(children)  # DisplayNodes carry the same totals
+                else:
+                    shown.extend(visit(below, deeper, indent))
+                    continue
+            elif min(get(node.total)) >= least and min(self_get(node.self)) >= self_least:
+                children = []
+                if displayed_only:
+                    node.set_total(children)
+            else:
+                continue
+            append(DisplayNode(node.name, indent, node.account, node.self, node.total,
+                               children, node.gnode, (), (), node.frame, node.suffix, node))
         return shown
 
     def _shown(self, node: ViewNode, indent: int,
@@ -202,31 +234,10 @@ class _CodeWalk(_ScopeWalk):
     def _visit(self, nodes: list[ViewNode], depth: int, indent: int) -> list[DisplayNode]:
         flt = self.flt
         trim = flt.trim if flt.trims else None
-        deeper = depth + 1 if depth < flt.max_depth else 0
         floor = self.floor
         if floor is None:
-            return self._visit_any(nodes, deeper, indent, trim)
-        # The common case, with _shown and passes inlined: one call per shown parent.
-        get, least = floor
-        visit, sort = self._visit, self.sort
-        shown: list[DisplayNode] = []
-        append = shown.append
-        for node in nodes:
-            if trim is not None and trim(node.name):
-                continue
-            below = node.kept
-            if min(get(node.total)) >= least:
-                children = visit(below, deeper, indent + 1) if below and deeper else []
-                if len(children) > 1:
-                    children = sort(children)
-                picked = node.picked
-                append(DisplayNode(node.name, indent, node.account, node.self, node.total,
-                                   children, node.gnode,
-                                   tuple(picked.values()) if picked else (), (), node.frame,
-                                   node.suffix, node))
-            elif below and deeper:
-                shown.extend(visit(below, deeper, indent))
-        return shown
+            return self._visit_any(nodes, depth + 1 if depth < flt.max_depth else 0, indent, trim)
+        return _floor_visit(floor, trim, flt.max_depth, self.sort)(nodes, depth, indent)
 
     def _visit_any(self, nodes: list[ViewNode], deeper: int, indent: int,
                    trim: Optional[Callable[[str], bool]]) -> list[DisplayNode]:
@@ -254,3 +265,36 @@ class _CodeWalk(_ScopeWalk):
                            shown_children, node.gnode,
                            tuple(picked.values()) if picked else (), (), node.frame,
                            node.suffix, node)
+
+
+def _floor_visit(floor: tuple[Callable[[Sequence[int]], Sequence[int]], int],
+                 trim: Optional[Callable[[str], bool]], max_depth: int,
+                 sort: Callable[[list[DisplayNode]], list[DisplayNode]]
+                 ) -> Callable[[list[ViewNode], int, int], list[DisplayNode]]:
+    """_CodeWalk._visit in the common case (see Filter.total_floor): passes and
+    _shown inlined, the command's state in the closure (a call per shown parent,
+    most of them frames with one child, sets up nothing)."""
+    get, least = floor
+
+    def visit(nodes: list[ViewNode], depth: int, indent: int) -> list[DisplayNode]:
+        deeper = depth + 1 if depth < max_depth else 0
+        shown: list[DisplayNode] = []
+        append = shown.append
+        for node in nodes:
+            if trim is not None and trim(node.name):
+                continue
+            below = node.kept
+            if min(get(node.total)) >= least:
+                children = visit(below, deeper, indent + 1) if below and deeper else []
+                if len(children) > 1:
+                    children = sort(children)
+                picked = node.picked
+                append(DisplayNode(node.name, indent, node.account, node.self, node.total,
+                                   children, node.gnode,
+                                   tuple(picked.values()) if picked else (), (), node.frame,
+                                   node.suffix, node))
+            elif below and deeper:
+                shown.extend(visit(below, deeper, indent))
+        return shown
+
+    return visit
