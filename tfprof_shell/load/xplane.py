@@ -32,12 +32,13 @@ Several files (hosts) load together; node names then start with the host.
 from __future__ import annotations
 
 from array import array
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from functools import partial
+from itertools import repeat
 from operator import itemgetter
 from typing import Any, Optional, Sequence
 
-from ..model import ExecMemory, ExecStep, Frame, GraphNode, Model, Source
+from ..model import ExecMemory, ExecStep, Frame, GraphNode, LazyExecs, Model, Source
 from .records import CPU_DEVICE, GPU_DEVICE
 from .runmeta import device_kind
 from .detect import host_name
@@ -63,6 +64,24 @@ class _Steps:
                 return self.markers[i][2]
             i -= 1
         return None
+
+    def at_sorted(self, ts: Sequence[int]) -> list[Optional[int]]:
+        """``[self.at(t) for t in ts]`` for ascending ``ts``.
+
+        The answer only changes at a marker's start or end, so each stretch of
+        ``ts`` between two such times gets the answer at the stretch's start.
+        """
+        if not self.markers:
+            return [None] * len(ts)
+        bounds = sorted({m[0] for m in self.markers} | {m[1] for m in self.markers})
+        lo = bisect_left(ts, bounds[0])
+        out: list[Optional[int]] = [None] * lo
+        for k, b in enumerate(bounds):
+            hi = bisect_left(ts, bounds[k + 1], lo) if k + 1 < len(bounds) else len(ts)
+            if hi > lo:
+                out.extend(repeat(self.at(b), hi - lo))
+                lo = hi
+        return out
 
     def last_started(self, t: int) -> Optional[int]:
         i = bisect_right(self.starts, t) - 1
@@ -223,6 +242,130 @@ def _add_execs(model: Model, rows: Sequence[Row], ref_ps: int) -> int:
     return left_out
 
 
+#: A CPU execution as :class:`_CpuExecs` keeps it: (start ps, self ps, step, op type).
+_CpuRow = tuple[int, int, int, str]
+
+
+class _CpuExecs:
+    """The ExecSource of a host without device kernels: every execution is on the
+    host's cpu device, so a node's records are made from its own executions
+    only when a view reads them (:func:`_add_execs`'s rules, per node)."""
+
+    def __init__(self, device: str, ref_ps: int) -> None:
+        self.device, self.ref_ps = device, ref_ps
+        #: node key -> its executions with a step, sorted by start (stable)
+        self.rows: list[list[_CpuRow]] = []
+
+    def step_record(self, key: int, step: int) -> ExecStep:
+        """The record :func:`_add_execs` makes for node ``key`` in ``step``."""
+        rec = ExecStep()
+        rec.devices.add(self.device)
+        execs: list[tuple[int, int]] = []
+        ref_ps = self.ref_ps
+        for t, dur, s, _ in self.rows[key]:
+            if s != step:
+                continue
+            start = (ref_ps + t) // 1_000_000
+            if start <= 0:
+                continue
+            if rec.all_start_micros <= 0 or start < rec.all_start_micros:
+                rec.all_start_micros = start
+            dur = (dur + 500_000) // 1_000_000 or 1
+            if rec.latest_end_micros < start + dur:
+                rec.latest_end_micros = start + dur
+            execs.append((start, dur))
+        if execs:
+            rec.cpu_execs[self.device] = execs
+            rec.run_count = len(execs)
+        return rec
+
+    def step_values(self, key: int, step: int) -> tuple[int, ...]:
+        """The :meth:`ExecStep.values` of :meth:`step_record`."""
+        return self.step_record(key, step).values()
+
+
+def _plain_cpu(kind: Any) -> bool:
+    """Whether executions on a device of this kind count as cpu executions."""
+    return bool(kind.canonical and not kind.stream)
+
+
+def _add_cpu_execs(model: Model, host: Host, steps: _Steps, default: Optional[int],
+                   ref_ps: int) -> int:
+    """:func:`_host_rows` then :func:`_add_execs` for a lone host without device
+    kernels on a :func:`_plain_cpu` device, with the same result; records are
+    deferred (:class:`_CpuExecs`).
+    Returns how many executions had no step."""
+    device = CPU_DEVICE % host.index
+    kind = device_kind(device)
+    prefix = host.prefix
+    groups: dict[str, list[_CpuRow]] = {}
+    get = groups.get
+    left_out = 0
+    for line in host.lines:
+        ops = line.ops
+        starts = [o[0] for o in ops]
+        op_steps = (steps.at_sorted(starts) if default is None
+                    else [default] * len(ops))
+        names = [prefix + o[2] for o in ops] if prefix else [o[2] for o in ops]
+        for (start, _, name, op, self_ps), step, full in zip(ops, op_steps, names):
+            if step is None:
+                left_out += 1
+                continue
+            g = get(full)
+            if g is None:
+                g = groups[full] = []
+            g.append((start, self_ps, step, op))
+        for start, dur, op in line.runs:
+            name = prefix + op
+            step = steps.at(start) if default is None else default
+            names.append(name)
+            starts.append(start)
+            if step is None:
+                left_out += 1
+                continue
+            g = get(name)
+            if g is None:
+                g = groups[name] = []
+            g.append((start, dur, step, op))
+        line.exec_names.extend(names)
+        line.exec_starts = array("q", starts)
+        line.ops, line.runs, line.eagers, line.kernels = [], [], [], []
+    source = _CpuExecs(device, ref_ps)
+    table = source.rows
+    nodes = model.nodes
+    seen = set(model.steps)
+    step_of = itemgetter(2)
+    # (ref_ps + t) // 10**6 > 0 for every start at or after this one
+    first_positive = 1_000_000 - ref_ps
+    order = sorted((g[0][0], name) for name, g in groups.items()) if all(
+        len(g) == 1 for g in groups.values()) else None
+    if order is None:
+        for g in groups.values():
+            g.sort(key=itemgetter(0))
+        order = sorted((g[0][0], name) for name, g in groups.items())
+    for _, name in order:
+        g = groups[name]
+        node = nodes[name] = GraphNode(name, g[0][3], len(nodes))
+        node.canonical_device = device
+        node.host_device = kind.host
+        node.op_types.add(device)
+        ran = tuple(dict.fromkeys(map(step_of, g)))
+        seen.update(ran)
+        if g[0][0] >= first_positive:
+            runs = len(g)
+            micros = sum([(d + 500_000) // 1_000_000 or 1 for _, d, _, _ in g])
+        else:
+            kept = [d for t, d, _, _ in g if t >= first_positive]
+            runs = len(kept)
+            micros = sum([(d + 500_000) // 1_000_000 or 1 for d in kept])
+        key = len(table)
+        table.append(g)
+        node.defer_execs(LazyExecs(source, key, ran, (runs, micros, 0, micros, 0, 0, 0, 0),
+                                   accelerator_persistent=False))
+    model.steps[:] = sorted(seen)
+    return left_out
+
+
 def model_from_hosts(hosts: Sequence[Host], ref_ns: int, source: Source) -> Model:
     """Build a Model from hosts read onto one time axis (picoseconds after ``ref_ns``)."""
     model = Model(source)
@@ -234,8 +377,12 @@ def model_from_hosts(hosts: Sequence[Host], ref_ns: int, source: Source) -> Mode
                            "the whole profile is step 0")
     unattributed = 0
     rows: list[Row] = []
+    fast = (len(hosts) == 1 and not hosts[0].kernels
+            and _plain_cpu(device_kind(CPU_DEVICE % hosts[0].index)))
     for host in hosts:
         unattributed += host.unattributed
+        if fast:
+            continue
         rows.extend(_host_rows(host, steps, default))
         for ex in host.kernels:
             ex.step = default
@@ -244,8 +391,11 @@ def model_from_hosts(hosts: Sequence[Host], ref_ns: int, source: Source) -> Mode
                 if ex.step is None:  # kernels may run after the step's host work ended
                     ex.step = steps.last_started(ex.start)
             rows.append((ex.start, ex.name, ex.dur, ex.op, ex.device, ex.step))
-    rows.sort(key=itemgetter(0, 1))
-    left_out = _add_execs(model, rows, ref_ps)
+    if fast:
+        left_out = _add_cpu_execs(model, hosts[0], steps, default, ref_ps)
+    else:
+        rows.sort(key=itemgetter(0, 1))
+        left_out = _add_execs(model, rows, ref_ps)
     del rows
     if any(host.has_frames for host in hosts):
         deferred = _DeferredTraces(hosts, steps, default)
