@@ -34,9 +34,10 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left, bisect_right
 from functools import partial
-from itertools import repeat
-from operator import itemgetter
-from typing import Any, Optional, Sequence
+from collections import defaultdict
+from itertools import compress, repeat
+from operator import is_not, itemgetter
+from typing import Any, Iterable, Optional, Sequence
 
 from ..model import ExecMemory, ExecStep, Frame, GraphNode, LazyExecs, Model, Source
 from .records import CPU_DEVICE, GPU_DEVICE
@@ -298,23 +299,26 @@ def _add_cpu_execs(model: Model, host: Host, steps: _Steps, default: Optional[in
     device = CPU_DEVICE % host.index
     kind = device_kind(device)
     prefix = host.prefix
-    groups: dict[str, list[_CpuRow]] = {}
-    get = groups.get
+    groups: defaultdict[str, list[_CpuRow]] = defaultdict(list)
     left_out = 0
     for line in host.lines:
         ops = line.ops
-        starts = [o[0] for o in ops]
+        starts = list(map(itemgetter(0), ops))
+        names = list(map(itemgetter(2), ops))
+        if prefix:
+            names = [prefix + name for name in names]
         op_steps = (steps.at_sorted(starts) if default is None
                     else [default] * len(ops))
-        names = [prefix + o[2] for o in ops] if prefix else [o[2] for o in ops]
-        for (start, _, name, op, self_ps), step, full in zip(ops, op_steps, names):
-            if step is None:
-                left_out += 1
-                continue
-            g = get(full)
-            if g is None:
-                g = groups[full] = []
-            g.append((start, self_ps, step, op))
+        rows: Iterable[_CpuRow] = zip(starts, map(itemgetter(4), ops), op_steps,
+                                      map(itemgetter(3), ops))
+        named: Iterable[str] = names
+        missing = op_steps.count(None)
+        if missing:
+            left_out += missing
+            has_step = list(map(is_not, op_steps, repeat(None)))
+            rows, named = compress(rows, has_step), compress(names, has_step)
+        for name, row in zip(named, rows):
+            groups[name].append(row)
         for start, dur, op in line.runs:
             name = prefix + op
             step = steps.at(start) if default is None else default
@@ -323,10 +327,7 @@ def _add_cpu_execs(model: Model, host: Host, steps: _Steps, default: Optional[in
             if step is None:
                 left_out += 1
                 continue
-            g = get(name)
-            if g is None:
-                g = groups[name] = []
-            g.append((start, dur, step, op))
+            groups[name].append((start, dur, step, op))
         line.exec_names.extend(names)
         line.exec_starts = array("q", starts)
         line.ops, line.runs, line.eagers, line.kernels = [], [], [], []
@@ -337,12 +338,11 @@ def _add_cpu_execs(model: Model, host: Host, steps: _Steps, default: Optional[in
     step_of = itemgetter(2)
     # (ref_ps + t) // 10**6 > 0 for every start at or after this one
     first_positive = 1_000_000 - ref_ps
-    order = sorted((g[0][0], name) for name, g in groups.items()) if all(
-        len(g) == 1 for g in groups.values()) else None
-    if order is None:
-        for g in groups.values():
-            g.sort(key=itemgetter(0))
-        order = sorted((g[0][0], name) for name, g in groups.items())
+    by_start = itemgetter(0)
+    for g in groups.values():
+        if len(g) > 1:
+            g.sort(key=by_start)
+    order = sorted((g[0][0], name) for name, g in groups.items())
     for _, name in order:
         g = groups[name]
         node = nodes[name] = GraphNode(name, g[0][3], len(nodes))

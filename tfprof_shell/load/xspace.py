@@ -16,7 +16,7 @@ from array import array
 from dataclasses import dataclass
 from collections import Counter
 from itertools import compress, islice, repeat
-from operator import add, itemgetter, le, lt, not_
+from operator import add, attrgetter, itemgetter, le, lt, not_
 from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 from ..errors import LoadError
@@ -44,6 +44,8 @@ _PY_FRAME = re.compile(r"\$(.+?):(\d+) (.*)")
 _GZIP = b"\x1f\x8b"
 
 _SLICE = 1 << 18
+_OFFSET = attrgetter("offset_ps")
+_DURATION = attrgetter("duration_ps")
 _AFTER_ALL = 1 << 62  # later than any time in picoseconds
 # Event kinds on host lines, decided once per event metadata.
 _OP, _PY, _EAGER, _EAGER_KERNEL, _MEMORY, _OTHER = range(6)
@@ -388,10 +390,10 @@ class Host:
             return True
         offsets = pick.op_offsets
         if offsets is None:
-            offsets = [events[i].offset_ps for i in chosen]
+            offsets = list(map(_OFFSET, map(events.__getitem__, chosen)))
         durations = pick.op_durations
         if durations is None:
-            durations = [events[i].duration_ps for i in chosen]
+            durations = list(map(_DURATION, map(events.__getitem__, chosen)))
         starts = list(map(base.__add__, offsets))
         ends = list(map(add, starts, durations))
         named = list(map(payloads.__getitem__, pick.op_ids))
@@ -419,7 +421,7 @@ class Host:
                 likely.add(md_id)
         mask = list(map(likely.__contains__, mds))
         ids: list[tuple[int, tuple[int, int, int]]] = []
-        found = self._read_marks_at(compress(idx, mask), events, base, wanted, ids)
+        found = self._read_marks_at(list(compress(idx, mask)), events, base, wanted, ids)
         if found != total:
             others = [i for i, md_id in compress(zip(idx, mds), map(not_, mask))
                       if kind_of(md_id, _OTHER) == _OTHER]
@@ -427,7 +429,7 @@ class Host:
             ids.sort(key=itemgetter(0))
         line.ids.extend(map(itemgetter(1), ids))
 
-    def _read_marks_at(self, chosen: Iterable[int], events: Any, base: int,
+    def _read_marks_at(self, chosen: list[int], events: Any, base: int,
                        wanted: dict[int, str],
                        ids: list[tuple[int, tuple[int, int, int]]]) -> int:
         """:meth:`_read_marks` for the events at ``chosen``, executor ids into ``ids``
@@ -435,8 +437,7 @@ class Host:
         get = wanted.get
         found = 0
         markers = self.markers
-        for i in chosen:
-            ev = events[i]
+        for i, ev in zip(chosen, map(events.__getitem__, chosen)):
             step = ident = None
             for st in ev.stats:
                 name = get(st.metadata_id)
