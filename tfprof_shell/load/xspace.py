@@ -134,40 +134,49 @@ def _pick(columns: Any) -> dict[tuple[int, int], Picked]:
             n = len(ids)
             offsets = events.offset_ps if len(events.offset_ps) == n else None
             durations = events.duration_ps if len(events.duration_ps) == n else None
-            kept: list[int] = []
-            kept_ids: list[int] = []
-            kept_offsets: list[int] = []
-            kept_durations: list[int] = []
+            ops: list[int] = []
+            op_md: list[int] = []
+            op_offsets: list[int] = []
+            op_durations: list[int] = []
+            rest: list[int] = []
+            rest_md: list[int] = []
             has_frames = False
             # In slices: a list of millions of ints would cost hundreds of MB.
-            # Reading a column costs per element, so columns are sliced where
-            # most events are kept and indexed where few are. Lists, not
-            # arrays: an array is several times slower to fill.
+            # Reading a column costs per element, so the time columns are
+            # sliced where most events are ops and indexed where few are.
+            # Lists, not arrays: an array is several times slower to fill.
             for k in range(0, n, _SLICE):
                 part = ids[k:k + _SLICE]
                 has_frames = has_frames or not frame_ids.isdisjoint(part)
                 mask = list(map(keep_of.get, part, repeat(True)))
-                count = sum(mask)
-                if not count:
+                if not any(mask):
                     continue
-                where = range(k, k + len(part))
-                kept += compress(where, mask)
-                kept_ids += compress(part, mask)
-                dense = count * 4 >= len(part)
-                for column, into in ((offsets, kept_offsets), (durations, kept_durations)):
+                local = list(compress(range(len(part)), mask))
+                kept = list(map(k.__add__, local)) if k else local
+                kept_md = list(map(part.__getitem__, local))
+                if op_ids.isdisjoint(kept_md):
+                    rest += kept
+                    rest_md += kept_md
+                    continue
+                is_op = list(map(op_ids.__contains__, kept_md))
+                these = list(compress(kept, is_op))
+                ops += these
+                op_md += compress(kept_md, is_op)
+                rest += compress(kept, map(not_, is_op))
+                rest_md += compress(kept_md, map(not_, is_op))
+                if len(these) * 4 >= len(part):
+                    in_part = (is_op if len(kept) == len(part)
+                               else list(map(op_ids.__contains__, part)))
+                for column, into in ((offsets, op_offsets), (durations, op_durations)):
                     if column is None:
                         continue
-                    if dense:
-                        into += compress(column[k:k + _SLICE], mask)
+                    if len(these) * 4 >= len(part):
+                        into += compress(column[k:k + _SLICE], in_part)
                     else:
-                        into += map(column.__getitem__, compress(where, mask))
-            is_op = list(map(op_ids.__contains__, kept_ids))
-            not_op = list(map(not_, is_op))
+                        into += map(column.__getitem__, these)
             out[(p, li)] = Picked(
-                n, has_frames, list(compress(kept, is_op)), list(compress(kept_ids, is_op)),
-                list(compress(kept_offsets, is_op)) if offsets is not None else None,
-                list(compress(kept_durations, is_op)) if durations is not None else None,
-                list(compress(kept, not_op)), list(compress(kept_ids, not_op)),
+                n, has_frames, ops, op_md, op_offsets if offsets is not None else None,
+                op_durations if durations is not None else None, rest, rest_md,
                 Counter(events.stats.metadata_id))
     return out
 
