@@ -36,7 +36,7 @@ from bisect import bisect_left, bisect_right
 from functools import partial
 from collections import defaultdict
 from itertools import compress, repeat
-from operator import is_not, itemgetter
+from operator import add, floordiv, is_not, itemgetter
 from typing import Any, Iterable, Optional, Sequence
 
 from ..model import ExecMemory, ExecStep, Frame, GraphNode, LazyExecs, Model, Source
@@ -317,8 +317,8 @@ def _add_cpu_execs(model: Model, host: Host, steps: _Steps, default: Optional[in
             left_out += missing
             has_step = list(map(is_not, op_steps, repeat(None)))
             rows, named = compress(rows, has_step), compress(names, has_step)
-        for name, row in zip(named, rows):
-            groups[name].append(row)
+        # any() only drives the C-level loop: list.append returns None
+        any(map(list.append, map(groups.__getitem__, named), rows))
         for start, dur, op in line.runs:
             name = prefix + op
             step = steps.at(start) if default is None else default
@@ -336,6 +336,7 @@ def _add_cpu_execs(model: Model, host: Host, steps: _Steps, default: Optional[in
     nodes = model.nodes
     seen = set(model.steps)
     step_of = itemgetter(2)
+    self_ps = itemgetter(1)
     # (ref_ps + t) // 10**6 > 0 for every start at or after this one
     first_positive = 1_000_000 - ref_ps
     by_start = itemgetter(0)
@@ -351,13 +352,14 @@ def _add_cpu_execs(model: Model, host: Host, steps: _Steps, default: Optional[in
         node.op_types.add(device)
         ran = tuple(dict.fromkeys(map(step_of, g)))
         seen.update(ran)
-        if g[0][0] >= first_positive:
-            runs = len(g)
-            micros = sum([(d + 500_000) // 1_000_000 or 1 for _, d, _, _ in g])
-        else:
-            kept = [d for t, d, _, _ in g if t >= first_positive]
-            runs = len(kept)
-            micros = sum([(d + 500_000) // 1_000_000 or 1 for d in kept])
+        durations: Iterable[int] = map(self_ps, g)
+        if g[0][0] < first_positive:
+            durations = [d for t, d, _, _ in g if t >= first_positive]
+        # ps_to_micros, 0us rounding up to 1us, as _add_execs does per execution
+        micros_each = list(map(floordiv, map(add, durations, repeat(500_000)),
+                               repeat(1_000_000)))
+        runs = len(micros_each)
+        micros = sum(micros_each) + micros_each.count(0)
         key = len(table)
         table.append(g)
         node.defer_execs(LazyExecs(source, key, ran, (runs, micros, 0, micros, 0, 0, 0, 0),
