@@ -102,9 +102,10 @@ def _host_rows(host: Host, steps: _Steps, default: Optional[int]) -> list[Row]:
     add = out.append
     prefix, gpu_of = host.prefix, host.gpu_of
     at = steps.at
-    for line in host.lines:
+    for i, line in enumerate(host.lines):
         names = line.exec_names
-        for start, _, name, op, self_ps in line.ops:
+        starts, op_names, op_types, self_times = host.op_rows(i)
+        for start, name, op, self_ps in zip(starts, op_names, op_types, self_times):
             name = prefix + name
             gpu = gpu_of.get(name)
             device = cpu if gpu is None else GPU_DEVICE % (host.index, gpu)
@@ -114,8 +115,9 @@ def _host_rows(host: Host, steps: _Steps, default: Optional[int]) -> list[Row]:
             name = prefix + op
             add((start, name, dur, op, cpu, at(start) if default is None else default))
             names.append(name)
-        line.exec_starts = array("q", [o[0] for o in line.ops] + [r[0] for r in line.runs])
+        line.exec_starts = array("q", starts + [r[0] for r in line.runs])
         line.ops, line.runs, line.eagers, line.kernels = [], [], [], []
+    host.op_columns.clear()
     return out
 
 
@@ -301,16 +303,14 @@ def _add_cpu_execs(model: Model, host: Host, steps: _Steps, default: Optional[in
     prefix = host.prefix
     groups: defaultdict[str, list[_CpuRow]] = defaultdict(list)
     left_out = 0
-    for line in host.lines:
-        ops = line.ops
-        starts = list(map(itemgetter(0), ops))
-        names = list(map(itemgetter(2), ops))
+    for i, line in enumerate(host.lines):
+        starts, names, types, self_times = host.op_rows(i)
         if prefix:
             names = [prefix + name for name in names]
+        # (the columns are the host's own, and extended below with the eager ops)
         op_steps = (steps.at_sorted(starts) if default is None
-                    else [default] * len(ops))
-        rows: Iterable[_CpuRow] = zip(starts, map(itemgetter(4), ops), op_steps,
-                                      map(itemgetter(3), ops))
+                    else [default] * len(starts))
+        rows: Iterable[_CpuRow] = zip(starts, self_times, op_steps, types)
         named: Iterable[str] = names
         missing = op_steps.count(None)
         if missing:
@@ -331,6 +331,7 @@ def _add_cpu_execs(model: Model, host: Host, steps: _Steps, default: Optional[in
         line.exec_names.extend(names)
         line.exec_starts = array("q", starts)
         line.ops, line.runs, line.eagers, line.kernels = [], [], [], []
+    host.op_columns.clear()
     source = _CpuExecs(device, ref_ps)
     table = source.rows
     nodes = model.nodes

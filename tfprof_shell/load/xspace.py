@@ -304,8 +304,10 @@ class Host:
         #: XLA kernels, if any; made on the first (so TF-only profiles never load XLA's code).
         self.xla: Optional[XlaKernels] = None
         self._space = space
-        #: indices of lines whose ops need no subtract_nested (see _read_ops)
-        self._flat: set[int] = set()
+        #: line index -> its TF ops as columns (start, name, type, self ps), for
+        #: lines read from columns with no op inside another (their ``ops`` stay
+        #: empty; see :meth:`op_rows`)
+        self.op_columns: dict[int, tuple[list[int], list[str], list[str], list[int]]] = {}
         for p, plane in enumerate(space.planes):
             if plane.name in HOST_PLANES:
                 self._read_host(plane, p, picked or {})
@@ -314,8 +316,11 @@ class Host:
                 if m:
                     self._read_device(plane, int(m.group(1)))
         for i, line in enumerate(self.lines):
-            if i not in self._flat:
+            if i not in self.op_columns:
                 subtract_nested(line.ops)
+            elif line.eagers:  # eager_execs reads the ops
+                line.ops = [[start, start + dur, name, op, dur]
+                            for start, name, op, dur in zip(*self.op_columns.pop(i))]
             line.runs = eager_execs(line)
         self.has_frames = any(line.has_frames for line in self.lines)
         self._kept = space if not path and self.has_frames else None
@@ -342,8 +347,7 @@ class Host:
             pick = picked.get((p, li))
             if pick is not None and pick.n_events == n:  # no event left its id out
                 line.has_frames = pick.has_frames
-                if self._read_ops(pick, events, base, payloads, line):
-                    self._flat.add(len(self.lines))
+                self._read_ops(pick, events, base, payloads, line)
                 special = (list(compress(pick.rest_indices,
                                          map(special_ids.__contains__, pick.rest_ids)))
                            if special_ids else [])
@@ -390,13 +394,13 @@ class Host:
                 self.memory.append((start, payloads[md_id], stats.of(ev)))
 
     def _read_ops(self, pick: Picked, events: Any, base: int, payloads: dict[int, Any],
-                  line: Line) -> bool:
-        """The line's TF-op events, from the columns where they are aligned; whether
-        they are in start order with no op inside another (so that
-        :func:`.pystack.subtract_nested` would change nothing)."""
+                  line: Line) -> None:
+        """The line's TF-op events, from the columns where they are aligned; kept as
+        columns (:attr:`op_columns`) if they are in start order with no op
+        inside another, as :func:`.pystack.subtract_nested` would leave them."""
         chosen = pick.op_indices
         if not chosen:
-            return True
+            return
         offsets = pick.op_offsets
         if offsets is None:
             offsets = list(map(_OFFSET, map(events.__getitem__, chosen)))
@@ -406,10 +410,23 @@ class Host:
         starts = list(map(base.__add__, offsets))
         ends = list(map(add, starts, durations))
         named = list(map(payloads.__getitem__, pick.op_ids))
-        line.ops = list(map(list, zip(starts, ends, map(itemgetter(0), named),
-                                      map(itemgetter(1), named), durations)))
-        return (all(map(lt, starts, islice(starts, 1, None)))
-                and all(map(le, ends, islice(starts, 1, None))))
+        names = list(map(itemgetter(0), named))
+        types = list(map(itemgetter(1), named))
+        if (all(map(lt, starts, islice(starts, 1, None)))
+                and all(map(le, ends, islice(starts, 1, None)))):
+            self.op_columns[len(self.lines)] = (starts, names, types, list(durations))
+        else:
+            line.ops = list(map(list, zip(starts, ends, names, types, durations)))
+
+    def op_rows(self, i: int) -> tuple[list[int], list[str], list[str], list[int]]:
+        """Line i's TF ops as columns (start ps, name, type, self ps), in start order
+        (after :func:`.pystack.subtract_nested`)."""
+        found = self.op_columns.get(i)
+        if found is not None:
+            return found
+        ops = self.lines[i].ops
+        return (list(map(itemgetter(0), ops)), list(map(itemgetter(2), ops)),
+                list(map(itemgetter(3), ops)), list(map(itemgetter(4), ops)))
 
     def _read_other(self, pick: Picked, events: Any, base: int, kinds: dict[int, int],
                     wanted: dict[int, str], line: Line) -> None:
