@@ -258,6 +258,21 @@ class _CpuExecs:
         self.device, self.ref_ps = device, ref_ps
         #: node key -> its executions with a step, sorted by start (stable)
         self.rows: list[list[_CpuRow]] = []
+        #: the last node asked for: (key, its executions by step); callers ask for
+        #: a node's steps one after another
+        self._last: tuple[int, dict[int, list[_CpuRow]]] = (-1, {})
+
+    def _of_step(self, key: int, step: int) -> list[_CpuRow]:
+        if self._last[0] != key:
+            by_step: dict[int, list[_CpuRow]] = {}
+            for row in self.rows[key]:
+                found = by_step.get(row[2])
+                if found is None:
+                    by_step[row[2]] = [row]
+                else:
+                    found.append(row)
+            self._last = (key, by_step)
+        return self._last[1].get(step, [])
 
     def step_record(self, key: int, step: int) -> ExecStep:
         """The record :func:`_add_execs` makes for node ``key`` in ``step``."""
@@ -265,9 +280,7 @@ class _CpuExecs:
         rec.devices.add(self.device)
         execs: list[tuple[int, int]] = []
         ref_ps = self.ref_ps
-        for t, dur, s, _ in self.rows[key]:
-            if s != step:
-                continue
+        for t, dur, _, _ in self._of_step(key, step):
             start = (ref_ps + t) // 1_000_000
             if start <= 0:
                 continue
