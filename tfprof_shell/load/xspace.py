@@ -149,11 +149,16 @@ def _pick(columns: Any) -> dict[tuple[int, int], Picked]:
                 part = ids[k:k + _SLICE]
                 has_frames = has_frames or not frame_ids.isdisjoint(part)
                 mask = list(map(keep_of.get, part, repeat(True)))
-                if not any(mask):
+                count = mask.count(True)
+                if not count:
                     continue
-                local = list(compress(range(len(part)), mask))
-                kept = list(map(k.__add__, local)) if k else local
-                kept_md = list(map(part.__getitem__, local))
+                if count == len(part):
+                    kept, kept_md = list(range(k, k + count)), part
+                else:
+                    local = (list(compress(range(len(part)), mask)) if count * 16 > len(part)
+                             else _positions(mask, count))
+                    kept = list(map(k.__add__, local)) if k else local
+                    kept_md = list(map(part.__getitem__, local))
                 if op_ids.isdisjoint(kept_md):
                     rest += kept
                     rest_md += kept_md
@@ -178,6 +183,18 @@ def _pick(columns: Any) -> dict[tuple[int, int], Picked]:
                 n, has_frames, ops, op_md, op_offsets if offsets is not None else None,
                 op_durations if durations is not None else None, rest, rest_md,
                 Counter(events.stats.metadata_id))
+    return out
+
+
+def _positions(mask: list[bool], count: int) -> list[int]:
+    """The indices of the ``count`` True values of ``mask`` (few of many: a
+    C-level search for each is cheaper than a pass over all)."""
+    out = []
+    i = -1
+    find = mask.index
+    for _ in range(count):
+        i = find(True, i + 1)
+        out.append(i)
     return out
 
 
