@@ -442,3 +442,78 @@ def test_an_xspace_under_another_name_still_loads(tmp_path):
     shutil.copy(sample_file("custom_loop"), renamed)
     model = load_model(Inputs(profile_path=str(renamed)))
     assert model.source.kind == "xplane" and model.steps == [10, 11, 12]
+
+
+def _random_space(seed):
+    """A host plane mixing what the column reader treats specially: nested and
+    zero-length ops, events without an offset, executor ids on events of several
+    metadata (some of whose first event has none), markers, eager ops, memory."""
+    import random
+
+    rng = random.Random(seed)
+    sp = Space()
+    plane = sp.plane("/host:CPU")
+    py = plane.line("python")
+    t = 0.0 if rng.random() < 0.5 else 1.0
+    for step in range(rng.randrange(1, 4)):
+        start = t
+        py.event("train", start, 400, step_num=step)
+        py.event("$train.py:%d main" % rng.randrange(1, 5), start + 1, 300)
+        py.event("FunctionRun", start + 2, 200, id=step + 1)
+        if rng.random() < 0.5:
+            py.event("EagerExecute", start + 3, 5, eager_op="AddV2")
+            py.event("EagerKernelExecute", start + 4, 1)
+        t += 500
+    for c in range(rng.randrange(1, 4)):
+        line = plane.line("tf_Compute/%d" % c)
+        t = 0.0 if rng.random() < 0.3 else 2.0
+        for k in range(rng.randrange(0, 40)):
+            r = rng.random()
+            ident = {"id": rng.randrange(1, 4)} if rng.random() < 0.8 else {}
+            if r < 0.2:
+                line.event("ExecutorState::Process", t, rng.choice([0, 3]), **ident)
+            elif r < 0.3:
+                line.event("ThreadpoolListener::Record", t, 0,
+                           **(ident if rng.random() < 0.2 else {}))
+            elif r < 0.35:
+                line.event("MemoryAllocation", t, 0, tf_op="op%d:Mul" % rng.randrange(5),
+                           allocation_bytes=64, requested_bytes=60)
+            else:
+                dur = rng.choice([0, 1, 2, 5])
+                ev = line.event("s/op%d:%s" % (rng.randrange(8), rng.choice(["Mul", "AddV2"])),
+                                t, dur)
+                if rng.random() < 0.03:  # no offset written at all: the column is short
+                    ev.ClearField("offset_ps")
+                if rng.random() < 0.3:  # nested inside the last op
+                    line.event("s/in%d:Relu" % rng.randrange(3), t, min(dur, 1))
+            t += rng.choice([0, 0.5, 1, 3])
+    return sp
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_column_reading_gives_the_model_of_reading_every_event(tmp_path, seed, monkeypatch):
+    from tfprof_shell.load import xplane as X
+    from tfprof_shell.load.xspace import Host, read_xspace_picked, time_origin
+    from tfprof_shell.model import Source
+
+    path = _random_space(seed).write(tmp_path / "h.xplane.pb")
+
+    def build(pick, fast):
+        monkeypatch.setattr(X, "_plain_cpu", lambda kind: fast and bool(
+            kind.canonical and not kind.stream))
+        space, picked = read_xspace_picked(path, pick)
+        epoch, first = time_origin(space)
+        host = Host(space, 0, "", -first, path, picked)
+        model = X.model_from_hosts([host], epoch + first, Source("xplane", (path,)))
+        return model, [(line.ids, line.has_frames) for line in host.lines], host.markers
+
+    def facts(built):
+        model, lines, markers = built
+        nodes = [(n.name, n.id, n.op, sorted(n.op_types), n.canonical_device,
+                  n.host_device, n.steps_run, {s: n.stats(s) for s in (-1, *model.steps)},
+                  n.execs, n.trace) for n in model.nodes.values()]
+        return model.steps, model.notes, bool(model.has_trace), nodes, lines, sorted(markers)
+
+    reference = facts(build(False, False))
+    assert facts(build(True, True)) == reference
+    assert facts(build(False, True)) == reference

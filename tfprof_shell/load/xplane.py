@@ -32,12 +32,14 @@ Several files (hosts) load together; node names then start with the host.
 from __future__ import annotations
 
 from array import array
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from functools import partial
-from operator import itemgetter
-from typing import Any, Optional, Sequence
+from collections import defaultdict
+from itertools import compress, repeat
+from operator import add, floordiv, is_not, itemgetter
+from typing import Any, Iterable, Optional, Sequence
 
-from ..model import ExecMemory, ExecStep, Frame, GraphNode, Model, Source
+from ..model import ExecMemory, ExecStep, Frame, GraphNode, LazyExecs, Model, Source
 from .records import CPU_DEVICE, GPU_DEVICE
 from .runmeta import device_kind
 from .detect import host_name
@@ -64,6 +66,24 @@ class _Steps:
             i -= 1
         return None
 
+    def at_sorted(self, ts: Sequence[int]) -> list[Optional[int]]:
+        """``[self.at(t) for t in ts]`` for ascending ``ts``.
+
+        The answer only changes at a marker's start or end, so each stretch of
+        ``ts`` between two such times gets the answer at the stretch's start.
+        """
+        if not self.markers:
+            return [None] * len(ts)
+        bounds = sorted({m[0] for m in self.markers} | {m[1] for m in self.markers})
+        lo = bisect_left(ts, bounds[0])
+        out: list[Optional[int]] = [None] * lo
+        for k, b in enumerate(bounds):
+            hi = bisect_left(ts, bounds[k + 1], lo) if k + 1 < len(bounds) else len(ts)
+            if hi > lo:
+                out.extend(repeat(self.at(b), hi - lo))
+                lo = hi
+        return out
+
     def last_started(self, t: int) -> Optional[int]:
         i = bisect_right(self.starts, t) - 1
         return self.markers[i][2] if i >= 0 else None
@@ -82,9 +102,10 @@ def _host_rows(host: Host, steps: _Steps, default: Optional[int]) -> list[Row]:
     add = out.append
     prefix, gpu_of = host.prefix, host.gpu_of
     at = steps.at
-    for line in host.lines:
+    for i, line in enumerate(host.lines):
         names = line.exec_names
-        for start, _, name, op, self_ps in line.ops:
+        starts, op_names, op_types, self_times = host.op_rows(i)
+        for start, name, op, self_ps in zip(starts, op_names, op_types, self_times):
             name = prefix + name
             gpu = gpu_of.get(name)
             device = cpu if gpu is None else GPU_DEVICE % (host.index, gpu)
@@ -94,8 +115,9 @@ def _host_rows(host: Host, steps: _Steps, default: Optional[int]) -> list[Row]:
             name = prefix + op
             add((start, name, dur, op, cpu, at(start) if default is None else default))
             names.append(name)
-        line.exec_starts = array("q", [o[0] for o in line.ops] + [r[0] for r in line.runs])
+        line.exec_starts = array("q", starts + [r[0] for r in line.runs])
         line.ops, line.runs, line.eagers, line.kernels = [], [], [], []
+    host.op_columns.clear()
     return out
 
 
@@ -223,6 +245,143 @@ def _add_execs(model: Model, rows: Sequence[Row], ref_ps: int) -> int:
     return left_out
 
 
+#: A CPU execution as :class:`_CpuExecs` keeps it: (start ps, self ps, step, op type).
+_CpuRow = tuple[int, int, int, str]
+
+
+class _CpuExecs:
+    """The ExecSource of a host without device kernels: every execution is on the
+    host's cpu device, so a node's records are made from its own executions
+    only when a view reads them (:func:`_add_execs`'s rules, per node)."""
+
+    def __init__(self, device: str, ref_ps: int) -> None:
+        self.device, self.ref_ps = device, ref_ps
+        #: node key -> its executions with a step, sorted by start (stable)
+        self.rows: list[list[_CpuRow]] = []
+        #: the last node asked for: (key, its executions by step); callers ask for
+        #: a node's steps one after another
+        self._last: tuple[int, dict[int, list[_CpuRow]]] = (-1, {})
+
+    def _of_step(self, key: int, step: int) -> list[_CpuRow]:
+        if self._last[0] != key:
+            by_step: dict[int, list[_CpuRow]] = {}
+            for row in self.rows[key]:
+                found = by_step.get(row[2])
+                if found is None:
+                    by_step[row[2]] = [row]
+                else:
+                    found.append(row)
+            self._last = (key, by_step)
+        return self._last[1].get(step, [])
+
+    def step_record(self, key: int, step: int) -> ExecStep:
+        """The record :func:`_add_execs` makes for node ``key`` in ``step``."""
+        rec = ExecStep()
+        rec.devices.add(self.device)
+        execs: list[tuple[int, int]] = []
+        ref_ps = self.ref_ps
+        for t, dur, _, _ in self._of_step(key, step):
+            start = (ref_ps + t) // 1_000_000
+            if start <= 0:
+                continue
+            if rec.all_start_micros <= 0 or start < rec.all_start_micros:
+                rec.all_start_micros = start
+            dur = (dur + 500_000) // 1_000_000 or 1
+            if rec.latest_end_micros < start + dur:
+                rec.latest_end_micros = start + dur
+            execs.append((start, dur))
+        if execs:
+            rec.cpu_execs[self.device] = execs
+            rec.run_count = len(execs)
+        return rec
+
+    def step_values(self, key: int, step: int) -> tuple[int, ...]:
+        """The :meth:`ExecStep.values` of :meth:`step_record`."""
+        return self.step_record(key, step).values()
+
+
+def _plain_cpu(kind: Any) -> bool:
+    """Whether executions on a device of this kind count as cpu executions."""
+    return bool(kind.canonical and not kind.stream)
+
+
+def _add_cpu_execs(model: Model, host: Host, steps: _Steps, default: Optional[int],
+                   ref_ps: int) -> int:
+    """:func:`_host_rows` then :func:`_add_execs` for a lone host without device
+    kernels on a :func:`_plain_cpu` device, with the same result; records are
+    deferred (:class:`_CpuExecs`).
+    Returns how many executions had no step."""
+    device = CPU_DEVICE % host.index
+    kind = device_kind(device)
+    prefix = host.prefix
+    groups: defaultdict[str, list[_CpuRow]] = defaultdict(list)
+    left_out = 0
+    for i, line in enumerate(host.lines):
+        starts, names, types, self_times = host.op_rows(i)
+        if prefix:
+            names = [prefix + name for name in names]
+        # (the columns are the host's own, and extended below with the eager ops)
+        op_steps = (steps.at_sorted(starts) if default is None
+                    else [default] * len(starts))
+        rows: Iterable[_CpuRow] = zip(starts, self_times, op_steps, types)
+        named: Iterable[str] = names
+        missing = op_steps.count(None)
+        if missing:
+            left_out += missing
+            has_step = list(map(is_not, op_steps, repeat(None)))
+            rows, named = compress(rows, has_step), compress(names, has_step)
+        # any() only drives the C-level loop: list.append returns None
+        any(map(list.append, map(groups.__getitem__, named), rows))
+        for start, dur, op in line.runs:
+            name = prefix + op
+            step = steps.at(start) if default is None else default
+            names.append(name)
+            starts.append(start)
+            if step is None:
+                left_out += 1
+                continue
+            groups[name].append((start, dur, step, op))
+        line.exec_names.extend(names)
+        line.exec_starts = array("q", starts)
+        line.ops, line.runs, line.eagers, line.kernels = [], [], [], []
+    host.op_columns.clear()
+    source = _CpuExecs(device, ref_ps)
+    table = source.rows
+    nodes = model.nodes
+    seen = set(model.steps)
+    step_of = itemgetter(2)
+    self_ps = itemgetter(1)
+    # (ref_ps + t) // 10**6 > 0 for every start at or after this one
+    first_positive = 1_000_000 - ref_ps
+    by_start = itemgetter(0)
+    for g in groups.values():
+        if len(g) > 1:
+            g.sort(key=by_start)
+    order = sorted((g[0][0], name) for name, g in groups.items())
+    for _, name in order:
+        g = groups[name]
+        node = nodes[name] = GraphNode(name, g[0][3], len(nodes))
+        node.canonical_device = device
+        node.host_device = kind.host
+        node.op_types.add(device)
+        ran = tuple(dict.fromkeys(map(step_of, g)))
+        seen.update(ran)
+        durations: Iterable[int] = map(self_ps, g)
+        if g[0][0] < first_positive:
+            durations = [d for t, d, _, _ in g if t >= first_positive]
+        # ps_to_micros, 0us rounding up to 1us, as _add_execs does per execution
+        micros_each = list(map(floordiv, map(add, durations, repeat(500_000)),
+                               repeat(1_000_000)))
+        runs = len(micros_each)
+        micros = sum(micros_each) + micros_each.count(0)
+        key = len(table)
+        table.append(g)
+        node.defer_execs(LazyExecs(source, key, ran, (runs, micros, 0, micros, 0, 0, 0, 0),
+                                   accelerator_persistent=False))
+    model.steps[:] = sorted(seen)
+    return left_out
+
+
 def model_from_hosts(hosts: Sequence[Host], ref_ns: int, source: Source) -> Model:
     """Build a Model from hosts read onto one time axis (picoseconds after ``ref_ns``)."""
     model = Model(source)
@@ -234,8 +393,12 @@ def model_from_hosts(hosts: Sequence[Host], ref_ns: int, source: Source) -> Mode
                            "the whole profile is step 0")
     unattributed = 0
     rows: list[Row] = []
+    fast = (len(hosts) == 1 and not hosts[0].kernels
+            and _plain_cpu(device_kind(CPU_DEVICE % hosts[0].index)))
     for host in hosts:
         unattributed += host.unattributed
+        if fast:
+            continue
         rows.extend(_host_rows(host, steps, default))
         for ex in host.kernels:
             ex.step = default
@@ -244,8 +407,11 @@ def model_from_hosts(hosts: Sequence[Host], ref_ns: int, source: Source) -> Mode
                 if ex.step is None:  # kernels may run after the step's host work ended
                     ex.step = steps.last_started(ex.start)
             rows.append((ex.start, ex.name, ex.dur, ex.op, ex.device, ex.step))
-    rows.sort(key=itemgetter(0, 1))
-    left_out = _add_execs(model, rows, ref_ps)
+    if fast:
+        left_out = _add_cpu_execs(model, hosts[0], steps, default, ref_ps)
+    else:
+        rows.sort(key=itemgetter(0, 1))
+        left_out = _add_execs(model, rows, ref_ps)
     del rows
     if any(host.has_frames for host in hosts):
         deferred = _DeferredTraces(hosts, steps, default)

@@ -14,8 +14,9 @@ import re
 import zlib
 from array import array
 from dataclasses import dataclass
-from itertools import compress, repeat
-from operator import not_
+from collections import Counter
+from itertools import compress, islice, repeat
+from operator import add, attrgetter, itemgetter, le, lt, not_
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
 from ..errors import LoadError
@@ -45,6 +46,8 @@ _PY_FRAME = re.compile(r"\$(.+?):(\d+) (.*)")
 _GZIP = b"\x1f\x8b"
 
 _SLICE = 1 << 18
+_OFFSET = attrgetter("offset_ps")
+_DURATION = attrgetter("duration_ps")
 _AFTER_ALL = 1 << 62  # later than any time in picoseconds
 #: Lines with at most this many events are walked whole when stacks are looked
 #: up (right in any order); larger ones, which the profiler writes in start
@@ -76,17 +79,30 @@ def read_xspace(path: str) -> Any:
 
 @dataclass
 class Picked:
-    """The events of one host line worth a message each (see :func:`read_xspace_picked`)."""
+    """What the columns tell of one host line (see :func:`read_xspace_picked`).
+
+    Events are split by their metadata: TF-op events (``op_*``, their times too
+    where the line's offset or duration column is aligned, else None), and
+    the rest (``rest_*``) that are not Python-tracer events; Python-tracer
+    events get no message at all.
+    """
 
     n_events: int
     has_frames: bool
-    indices: "array[int]"
+    op_indices: list[int]
+    op_ids: list[int]
+    op_offsets: Optional[list[int]]
+    op_durations: Optional[list[int]]
+    rest_indices: list[int]
+    rest_ids: list[int]
+    #: stat metadata id -> how many stats of the line's events have it
+    stat_counts: dict[int, int]
 
 
 def read_xspace_picked(path: str, pick: bool = True) -> tuple[Any, dict[tuple[int, int], Picked]]:
     """:func:`read_xspace`, and if ``pick``, for each host line (plane index, line
-    index): which events are not Python-tracer events, from the same bytes read
-    with ``xplane_columns.proto`` (each line's metadata ids as one array)."""
+    index) its :class:`Picked`, from the same bytes read with
+    ``xplane_columns.proto`` (each line's event fields as arrays)."""
     if path.endswith(".riegeli"):
         raise LoadError("--profile_path %s: .xplane.riegeli files are not supported; "
                         "use the .xplane.pb files of the same run" % path)
@@ -114,21 +130,77 @@ def _pick(columns: Any) -> dict[tuple[int, int], Picked]:
     for p, plane in enumerate(columns.planes):
         if plane.name not in HOST_PLANES:
             continue
-        frame_ids, py_ids = _python_ids((k, v.name) for k, v in plane.event_metadata.items())
+        names = [(k, v.name) for k, v in plane.event_metadata.items()]
+        frame_ids, py_ids = _python_ids(names)
+        op_ids = {k for k, name in names if _classify(name)[0] == _OP}
         keep_of = dict.fromkeys(py_ids, False)
         for li, line in enumerate(plane.lines):
-            ids = line.events.metadata_id
+            events = line.events
+            ids = events.metadata_id
             n = len(ids)
-            kept = array("q")
+            offsets = events.offset_ps if len(events.offset_ps) == n else None
+            durations = events.duration_ps if len(events.duration_ps) == n else None
+            ops: list[int] = []
+            op_md: list[int] = []
+            op_offsets: list[int] = []
+            op_durations: list[int] = []
+            rest: list[int] = []
+            rest_md: list[int] = []
             has_frames = False
-            # In slices: a list of millions of ints would cost hundreds of MB, and
-            # iterating the container itself is slower.
+            # In slices: a list of millions of ints would cost hundreds of MB.
+            # Reading a column costs per element, so the time columns are
+            # sliced where most events are ops and indexed where few are.
+            # Lists, not arrays: an array is several times slower to fill.
             for k in range(0, n, _SLICE):
                 part = ids[k:k + _SLICE]
-                has_frames = has_frames or any(map(frame_ids.__contains__, part))
-                kept.extend(compress(range(k, k + len(part)),
-                                     map(keep_of.get, part, repeat(True))))
-            out[(p, li)] = Picked(n, has_frames, kept)
+                has_frames = has_frames or not frame_ids.isdisjoint(part)
+                mask = list(map(keep_of.get, part, repeat(True)))
+                count = mask.count(True)
+                if not count:
+                    continue
+                if count == len(part):
+                    kept, kept_md = list(range(k, k + count)), part
+                else:
+                    local = (list(compress(range(len(part)), mask)) if count * 16 > len(part)
+                             else _positions(mask, count))
+                    kept = list(map(k.__add__, local)) if k else local
+                    kept_md = list(map(part.__getitem__, local))
+                if op_ids.isdisjoint(kept_md):
+                    rest += kept
+                    rest_md += kept_md
+                    continue
+                is_op = list(map(op_ids.__contains__, kept_md))
+                these = list(compress(kept, is_op))
+                ops += these
+                op_md += compress(kept_md, is_op)
+                rest += compress(kept, map(not_, is_op))
+                rest_md += compress(kept_md, map(not_, is_op))
+                if len(these) * 4 >= len(part):
+                    in_part = (is_op if len(kept) == len(part)
+                               else list(map(op_ids.__contains__, part)))
+                for column, into in ((offsets, op_offsets), (durations, op_durations)):
+                    if column is None:
+                        continue
+                    if len(these) * 4 >= len(part):
+                        into += compress(column[k:k + _SLICE], in_part)
+                    else:
+                        into += map(column.__getitem__, these)
+            out[(p, li)] = Picked(
+                n, has_frames, ops, op_md, op_offsets if offsets is not None else None,
+                op_durations if durations is not None else None, rest, rest_md,
+                Counter(events.stats.metadata_id))
+    return out
+
+
+def _positions(mask: list[bool], count: int) -> list[int]:
+    """The indices of the ``count`` True values of ``mask`` (few of many: a
+    C-level search for each is cheaper than a pass over all)."""
+    out = []
+    i = -1
+    find = mask.index
+    for _ in range(count):
+        i = find(True, i + 1)
+        out.append(i)
     return out
 
 
@@ -255,6 +327,10 @@ class Host:
         #: XLA kernels, if any; made on the first (so TF-only profiles never load XLA's code).
         self.xla: Optional[XlaKernels] = None
         self._space = space
+        #: line index -> its TF ops as columns (start, name, type, self ps), for
+        #: lines read from columns with no op inside another (their ``ops`` stay
+        #: empty; see :meth:`op_rows`)
+        self.op_columns: dict[int, tuple[list[int], list[str], list[str], list[int]]] = {}
         for p, plane in enumerate(space.planes):
             if plane.name in HOST_PLANES:
                 self._read_host(plane, p, picked or {})
@@ -262,8 +338,12 @@ class Host:
                 m = _GPU_PLANE.fullmatch(plane.name)
                 if m:
                     self._read_device(plane, int(m.group(1)))
-        for line in self.lines:
-            subtract_nested(line.ops)
+        for i, line in enumerate(self.lines):
+            if i not in self.op_columns:
+                subtract_nested(line.ops)
+            elif line.eagers:  # eager_execs reads the ops
+                line.ops = [[start, start + dur, name, op, dur]
+                            for start, name, op, dur in zip(*self.op_columns.pop(i))]
             line.runs = eager_execs(line)
         self.has_frames = any(line.has_frames for line in self.lines)
         self._kept = space if not path and self.has_frames else None
@@ -279,7 +359,7 @@ class Host:
         # Only these stats matter on other events (executor ids, step markers).
         wanted = {k: v for k, v in stats.names.items() if v in ("step_num", "id")}
         eager_stats = {k: v for k, v in stats.names.items() if v in ("eager_op", "is_func")}
-        kind_of = kinds.get
+        special_ids = {k for k, kind in kinds.items() if kind not in (_OP, _PY, _OTHER)}
         for li, xline in enumerate(plane.lines):
             if xline.name in DERIVED_LINES:
                 continue
@@ -290,37 +370,142 @@ class Host:
             pick = picked.get((p, li))
             if pick is not None and pick.n_events == n:  # no event left its id out
                 line.has_frames = pick.has_frames
-                chosen: Iterable[int] = pick.indices
+                self._read_ops(pick, events, base, payloads, line)
+                special = (list(compress(pick.rest_indices,
+                                         map(special_ids.__contains__, pick.rest_ids)))
+                           if special_ids else [])
+                self._read_events(special, events, base, kinds, payloads, stats,
+                                  eager_stats, wanted, line)
+                self._read_other(pick, events, base, kinds, wanted, line)
             else:
                 ids = [ev.metadata_id for ev in events]
                 line.has_frames = any(map(frame_ids.__contains__, ids))
+                # Python-tracer events (most of a traced thread) get no message at all.
                 chosen = compress(range(n), map(not_, map(py_ids.__contains__, ids)))
-            # Python-tracer events (most of a traced thread) get no message at all.
-            ops = line.ops
-            for ev in map(events.__getitem__, chosen):
-                md_id = ev.metadata_id
-                kind = kind_of(md_id, _OTHER)
-                if kind == _OTHER:
-                    if ev.stats:
-                        self._read_marks(ev, wanted, base, line)
-                    continue
-                start = base + ev.offset_ps
-                if kind == _OP:
-                    dur = ev.duration_ps
-                    name, op = payloads[md_id]
-                    ops.append([start, start + dur, name, op, dur])
-                    continue
-                end = start + ev.duration_ps
-                if kind == _EAGER_KERNEL:
-                    line.kernels.append((start, end))
-                elif kind == _EAGER:
-                    st = stats.pick(ev, eager_stats)
-                    op = st.get("eager_op")
-                    if op and not st.get("is_func"):
-                        line.eagers.append((start, end, op if type(op) is str else str(op)))
-                elif kind == _MEMORY:
-                    self.memory.append((start, payloads[md_id], stats.of(ev)))
+                self._read_events(chosen, events, base, kinds, payloads, stats,
+                                  eager_stats, wanted, line)
             self.lines.append(line)
+
+    def _read_events(self, chosen: Iterable[int], events: Any, base: int,
+                     kinds: dict[int, int], payloads: dict[int, Any], stats: _Stats,
+                     eager_stats: dict[int, str], wanted: dict[int, str], line: Line) -> None:
+        """Read the events at ``chosen`` (indices, ascending) one message each."""
+        kind_of = kinds.get
+        ops = line.ops
+        for ev in map(events.__getitem__, chosen):
+            md_id = ev.metadata_id
+            kind = kind_of(md_id, _OTHER)
+            if kind == _OTHER:
+                if ev.stats:
+                    self._read_marks(ev, wanted, base, line)
+                continue
+            start = base + ev.offset_ps
+            if kind == _OP:
+                dur = ev.duration_ps
+                name, op = payloads[md_id]
+                ops.append([start, start + dur, name, op, dur])
+                continue
+            end = start + ev.duration_ps
+            if kind == _EAGER_KERNEL:
+                line.kernels.append((start, end))
+            elif kind == _EAGER:
+                st = stats.pick(ev, eager_stats)
+                op = st.get("eager_op")
+                if op and not st.get("is_func"):
+                    line.eagers.append((start, end, op if type(op) is str else str(op)))
+            elif kind == _MEMORY:
+                self.memory.append((start, payloads[md_id], stats.of(ev)))
+
+    def _read_ops(self, pick: Picked, events: Any, base: int, payloads: dict[int, Any],
+                  line: Line) -> None:
+        """The line's TF-op events, from the columns where they are aligned; kept as
+        columns (:attr:`op_columns`) if they are in start order with no op
+        inside another, as :func:`.pystack.subtract_nested` would leave them."""
+        chosen = pick.op_indices
+        if not chosen:
+            return
+        offsets = pick.op_offsets
+        if offsets is None:
+            offsets = list(map(_OFFSET, map(events.__getitem__, chosen)))
+        durations = pick.op_durations
+        if durations is None:
+            durations = list(map(_DURATION, map(events.__getitem__, chosen)))
+        starts = list(map(base.__add__, offsets))
+        ends = list(map(add, starts, durations))
+        named = list(map(payloads.__getitem__, pick.op_ids))
+        names = list(map(itemgetter(0), named))
+        types = list(map(itemgetter(1), named))
+        if (all(map(lt, starts, islice(starts, 1, None)))
+                and all(map(le, ends, islice(starts, 1, None)))):
+            self.op_columns[len(self.lines)] = (starts, names, types, list(durations))
+        else:
+            line.ops = list(map(list, zip(starts, ends, names, types, durations)))
+
+    def op_rows(self, i: int) -> tuple[list[int], list[str], list[str], list[int]]:
+        """Line i's TF ops as columns (start ps, name, type, self ps), in start order
+        (after :func:`.pystack.subtract_nested`)."""
+        found = self.op_columns.get(i)
+        if found is not None:
+            return found
+        ops = self.lines[i].ops
+        return (list(map(itemgetter(0), ops)), list(map(itemgetter(2), ops)),
+                list(map(itemgetter(3), ops)), list(map(itemgetter(4), ops)))
+
+    def _read_other(self, pick: Picked, events: Any, base: int, kinds: dict[int, int],
+                    wanted: dict[int, str], line: Line) -> None:
+        """Step markers and executor ids: only events with a wanted stat count, and
+        the line's stat column says how many wanted stats there are. Events whose
+        metadata's first event has one are read first; the others only if those
+        did not hold them all."""
+        total = sum(pick.stat_counts.get(k, 0) for k in wanted)
+        if not total:
+            return
+        kind_of = kinds.get
+        idx, mds = pick.rest_indices, pick.rest_ids
+        first = dict(zip(reversed(mds), reversed(idx)))
+        likely = set()
+        for md_id, i in first.items():
+            if kind_of(md_id, _OTHER) == _OTHER and any(
+                    map(wanted.__contains__, (st.metadata_id for st in events[i].stats))):
+                likely.add(md_id)
+        mask = list(map(likely.__contains__, mds))
+        ids: list[tuple[int, tuple[int, int, int]]] = []
+        found = self._read_marks_at(list(compress(idx, mask)), events, base, wanted, ids)
+        if found != total:
+            others = [i for i, md_id in compress(zip(idx, mds), map(not_, mask))
+                      if kind_of(md_id, _OTHER) == _OTHER]
+            self._read_marks_at(others, events, base, wanted, ids)
+            ids.sort(key=itemgetter(0))
+        line.ids.extend(map(itemgetter(1), ids))
+
+    def _read_marks_at(self, chosen: list[int], events: Any, base: int,
+                       wanted: dict[int, str],
+                       ids: list[tuple[int, tuple[int, int, int]]]) -> int:
+        """:meth:`_read_marks` for the events at ``chosen``, executor ids into ``ids``
+        with their event index; returns how many wanted stats they had."""
+        get = wanted.get
+        found = 0
+        markers = self.markers
+        for i, ev in zip(chosen, map(events.__getitem__, chosen)):
+            step = ident = None
+            for st in ev.stats:
+                name = get(st.metadata_id)
+                if name is None:
+                    continue
+                found += 1
+                if name == "step_num":
+                    step = st
+                else:  # "id"
+                    ident = st
+            if step is None and ident is None:
+                continue
+            start = base + ev.offset_ps
+            end = start + ev.duration_ps
+            if step is not None:
+                markers.append((start, end, int(step.int64_value or step.uint64_value)))
+            else:
+                ids.append((i, (start, end, ident.int64_value or ident.uint64_value)))
+        return found
 
     def take_stacks(self, wanted: Optional[Callable[[int], bool]] = None) -> None:
         """Fill each line's ``traces`` for its ``exec_starts``: the Python stack

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n+tfprof_shell/proto/src/xplane_columns.proto\x12\x1atfprof_shell.xprof_columns\"J\n\rXSpaceColumns\x12\x39\n\x06planes\x18\x01 \x03(\x0b\x32).tfprof_shell.xprof_columns.XPlaneColumns\"\x89\x02\n\rXPlaneColumns\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x37\n\x05lines\x18\x03 \x03(\x0b\x32(.tfprof_shell.xprof_columns.XLineColumns\x12T\n\x0e\x65vent_metadata\x18\x04 \x03(\x0b\x32<.tfprof_shell.xprof_columns.XPlaneColumns.EventMetadataEntry\x1a[\n\x12\x45ventMetadataEntry\x12\x0b\n\x03key\x18\x01 \x01(\x03\x12\x34\n\x05value\x18\x02 \x01(\x0b\x32%.tfprof_shell.xprof_columns.EventName:\x02\x38\x01\"\x19\n\tEventName\x12\x0c\n\x04name\x18\x02 \x01(\t\"H\n\x0cXLineColumns\x12\x38\n\x06\x65vents\x18\x04 \x01(\x0b\x32(.tfprof_shell.xprof_columns.EventColumns\"#\n\x0c\x45ventColumns\x12\x13\n\x0bmetadata_id\x18\x01 \x03(\x03\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n+tfprof_shell/proto/src/xplane_columns.proto\x12\x1atfprof_shell.xprof_columns\"J\n\rXSpaceColumns\x12\x39\n\x06planes\x18\x01 \x03(\x0b\x32).tfprof_shell.xprof_columns.XPlaneColumns\"\x89\x02\n\rXPlaneColumns\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x37\n\x05lines\x18\x03 \x03(\x0b\x32(.tfprof_shell.xprof_columns.XLineColumns\x12T\n\x0e\x65vent_metadata\x18\x04 \x03(\x0b\x32<.tfprof_shell.xprof_columns.XPlaneColumns.EventMetadataEntry\x1a[\n\x12\x45ventMetadataEntry\x12\x0b\n\x03key\x18\x01 \x01(\x03\x12\x34\n\x05value\x18\x02 \x01(\x0b\x32%.tfprof_shell.xprof_columns.EventName:\x02\x38\x01\"\x19\n\tEventName\x12\x0c\n\x04name\x18\x02 \x01(\t\"H\n\x0cXLineColumns\x12\x38\n\x06\x65vents\x18\x04 \x01(\x0b\x32(.tfprof_shell.xprof_columns.EventColumns\"\x83\x01\n\x0c\x45ventColumns\x12\x13\n\x0bmetadata_id\x18\x01 \x03(\x03\x12\x11\n\toffset_ps\x18\x02 \x03(\x03\x12\x13\n\x0b\x64uration_ps\x18\x03 \x03(\x03\x12\x36\n\x05stats\x18\x04 \x01(\x0b\x32\'.tfprof_shell.xprof_columns.StatColumns\"\"\n\x0bStatColumns\x12\x13\n\x0bmetadata_id\x18\x01 \x03(\x03\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -43,6 +43,8 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_EVENTNAME']._serialized_end=444
   _globals['_XLINECOLUMNS']._serialized_start=446
   _globals['_XLINECOLUMNS']._serialized_end=518
-  _globals['_EVENTCOLUMNS']._serialized_start=520
-  _globals['_EVENTCOLUMNS']._serialized_end=555
+  _globals['_EVENTCOLUMNS']._serialized_start=521
+  _globals['_EVENTCOLUMNS']._serialized_end=652
+  _globals['_STATCOLUMNS']._serialized_start=654
+  _globals['_STATCOLUMNS']._serialized_end=688
 # @@protoc_insertion_point(module_scope)

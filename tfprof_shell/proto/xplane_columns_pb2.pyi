@@ -42,6 +42,18 @@ class XLineColumns(_message.Message):
     def __init__(self, events: _Optional[_Union[EventColumns, _Mapping]] = ...) -> None: ...
 
 class EventColumns(_message.Message):
+    __slots__ = ("metadata_id", "offset_ps", "duration_ps", "stats")
+    METADATA_ID_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_PS_FIELD_NUMBER: _ClassVar[int]
+    DURATION_PS_FIELD_NUMBER: _ClassVar[int]
+    STATS_FIELD_NUMBER: _ClassVar[int]
+    metadata_id: _containers.RepeatedScalarFieldContainer[int]
+    offset_ps: _containers.RepeatedScalarFieldContainer[int]
+    duration_ps: _containers.RepeatedScalarFieldContainer[int]
+    stats: StatColumns
+    def __init__(self, metadata_id: _Optional[_Iterable[int]] = ..., offset_ps: _Optional[_Iterable[int]] = ..., duration_ps: _Optional[_Iterable[int]] = ..., stats: _Optional[_Union[StatColumns, _Mapping]] = ...) -> None: ...
+
+class StatColumns(_message.Message):
     __slots__ = ("metadata_id",)
     METADATA_ID_FIELD_NUMBER: _ClassVar[int]
     metadata_id: _containers.RepeatedScalarFieldContainer[int]
