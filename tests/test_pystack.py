@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from tfprof_shell.load import pystack, xspace
+from tfprof_shell.load import frame_lines, pystack, xspace
 from tfprof_shell.load.pystack import Line, attach_traces, nested_stacks
 from tfprof_shell.load.xplane import load_xplane
 from tfprof_shell.model import Frame
@@ -153,7 +153,7 @@ def test_random_access_and_full_walk_give_the_same_traces(tmp_path, monkeypatch,
     assert walked["dense/MatMul"] == [("train.py", 10, "main"), ("train.py", 20, "loop"),
                                       ("model.py", 3, "step")]
     assert walked["dense/BiasAdd"][-1] == ("model.py", 9, "log")
-    monkeypatch.setattr(xspace, "_WALK_AT_MOST", 0)
+    monkeypatch.setattr(frame_lines, "WALK_AT_MOST", 0)
     assert _traces(load_xplane([path])) == walked
     real = pystack.attach_traces
     monkeypatch.setattr(xspace, "attach_traces",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import zlib
 from typing import Any, Callable, Optional
 
 from ..errors import LoadError
@@ -61,6 +62,18 @@ def read_bytes(path: str, flag: str, entry: str = "", limit: int = MAX_INPUT_BYT
         raise LoadError("%s: cannot read: %s" % (at, exc.strerror or exc)) from None
     if not data:
         raise LoadError("%s: file is empty" % at)
+    return data
+
+
+def read_unzipped(path: str, flag: str) -> bytes:
+    """:func:`read_bytes`, decompressed if the file is gzip data; LoadError if it
+    does not decompress."""
+    data = read_bytes(path, flag)
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = zlib.decompress(data, 31)
+        except zlib.error:
+            raise LoadError("%s: gzip data does not decompress" % where(flag, path)) from None
     return data
 
 

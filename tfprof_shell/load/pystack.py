@@ -10,6 +10,7 @@ read by random access) or :func:`stacks` (frames kept as arrays) answers.
 
 from __future__ import annotations
 
+import re
 from array import array
 from bisect import bisect_right
 from dataclasses import dataclass, field
@@ -18,6 +19,18 @@ from operator import gt
 from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 
 from ..model import Frame
+
+
+_PY_FRAME = re.compile(r"\$(.+?):(\d+) (.*)")
+
+
+def parse_py_frame(text: str) -> Optional[Frame]:
+    """The Frame of a Python-tracer event ``$file.py:12 func``; None for C calls."""
+    m = _PY_FRAME.fullmatch(text)
+    if m is None:
+        return None
+    line = int(m.group(2))
+    return Frame(m.group(1), line, m.group(3), line)
 
 
 @dataclass

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 import zlib
-from array import array
 from dataclasses import dataclass
 from collections import Counter
 from itertools import compress, islice, repeat
@@ -21,12 +20,11 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
 from ..errors import LoadError
 from ..model import Frame
-from ..proto import xplane_columns_pb2, xplane_pb2, xplane_stacks_pb2
-from .files import parse_binary, read_bytes
-from .pystack import (Line, attach_traces, eager_execs, nested_stacks, stacks,
-                      subtract_nested)
+from ..proto import xplane_columns_pb2, xplane_pb2
+from .files import parse_binary, read_unzipped
+from .frame_lines import FrameLines, stacks_on
+from .pystack import Line, attach_traces, eager_execs, parse_py_frame, subtract_nested
 from .records import GPU_STREAM_ALL
-from .wire import LEN, top_fields
 
 if TYPE_CHECKING:
     from .xla import KernelOp, XlaKernels
@@ -42,17 +40,11 @@ DERIVED_LINES = frozenset({
 #: Stats that name the TensorFlow op a device kernel belongs to, best first.
 KERNEL_OP_STATS = ("tf_op", "kernel_annotation", "annotation", "level 0", "tf_op_name")
 _TF_OP = re.compile(r"([A-Za-z0-9.][A-Za-z0-9_./>-]*):([A-Z_][A-Za-z0-9_]*)")
-_PY_FRAME = re.compile(r"\$(.+?):(\d+) (.*)")
 _GZIP = b"\x1f\x8b"
 
 _SLICE = 1 << 18
 _OFFSET = attrgetter("offset_ps")
 _DURATION = attrgetter("duration_ps")
-_AFTER_ALL = 1 << 62  # later than any time in picoseconds
-#: Lines with at most this many events are walked whole when stacks are looked
-#: up (right in any order); larger ones, which the profiler writes in start
-#: order and nested, are read by random access (see .pystack.nested_stacks).
-_WALK_AT_MOST = 1 << 18
 # Event kinds on host lines, decided once per event metadata.
 _OP, _PY, _EAGER, _EAGER_KERNEL, _MEMORY, _OTHER = range(6)
 
@@ -61,15 +53,6 @@ def parse_tf_op(text: str) -> Optional[tuple[str, str]]:
     """(op name, op type) of an ``op_name:OpType`` event name, else None."""
     m = _TF_OP.fullmatch(text)
     return (m.group(1), m.group(2)) if m else None
-
-
-def parse_py_frame(text: str) -> Optional[Frame]:
-    """The Frame of a Python-tracer event ``$file.py:12 func``; None for C calls."""
-    m = _PY_FRAME.fullmatch(text)
-    if m is None:
-        return None
-    line = int(m.group(2))
-    return Frame(m.group(1), line, m.group(3), line)
 
 
 def read_xspace(path: str) -> Any:
@@ -106,12 +89,7 @@ def read_xspace_picked(path: str, pick: bool = True) -> tuple[Any, dict[tuple[in
     if path.endswith(".riegeli"):
         raise LoadError("--profile_path %s: .xplane.riegeli files are not supported; "
                         "use the .xplane.pb files of the same run" % path)
-    data = read_bytes(path, "profile_path")
-    if data[:2] == _GZIP:
-        try:
-            data = zlib.decompress(data, 31)
-        except zlib.error:
-            raise LoadError("--profile_path %s: gzip data does not decompress" % path) from None
+    data = read_unzipped(path, "profile_path")
     picked: dict[tuple[int, int], Picked] = {}
     if pick:
         # Parsed first and dropped before the full parse, so both never coexist.
@@ -514,102 +492,12 @@ class Host:
         lines with Python frames again (once)."""
         if not self.has_frames:
             return
-        source = _FrameLines(self._kept, self.path,
-                             [line.where for line in self.lines if line.has_frames])
+        source = FrameLines(self._kept, self.path,
+                            [line.where for line in self.lines if line.has_frames])
         self._kept = None
-        attach_traces(self.lines, [list(line.exec_starts) for line in self.lines],
-                      lambda i, times: self._stacks(source, i, times), wanted)
-
-    def _stacks(self, source: "_FrameLines", i: int, times: set[int]) -> dict[int, list[Frame]]:
-        """The Python frames open on line i at each of ``times``."""
-        line = self.lines[i]
-        p, li = line.where
-        frames = source.frames(p)
-        found = None
-        count, timestamp_ns, event = source.events_at(p, li)
-        base = (self.shift_ns + timestamp_ns) * 1000
-        if count > _WALK_AT_MOST:
-            frame_of = frames.get
-
-            def start(k: int) -> int:
-                return base + event(k).offset_ps
-
-            def end(k: int) -> int:
-                ev = event(k)
-                return base + ev.offset_ps + ev.duration_ps
-
-            found = nested_stacks(count, start, end,
-                                  lambda k: frame_of(event(k).metadata_id), times)
-        if found is None:
-            xline = source.events(p, li)
-            found = self._stream_stacks(xline, frames, base, times)
-            if found is None:  # frames not written in start order
-                self._read_frames(xline, frames, base, line)
-                found = stacks(line, times)
-                line.f_start, line.f_end, line.f_frame = array("q"), array("q"), []
-        return found
-
-    def _stream_stacks(self, xline: Any, frames: dict[int, Frame], base: int,
-                       times: set[int]) -> Optional[dict[int, list[Frame]]]:
-        """:func:`.pystack.stacks` in one pass over a line's events, keeping only
-        the open frames; None if its frames are not in start order."""
-        frame_of = frames.get
-        wanted = sorted(times)
-        wanted.append(_AFTER_ALL)
-        k = 0
-        t = wanted[0]
-        # the open frames and their ends, above a bottom entry that never ends
-        ends: list[int] = [_AFTER_ALL]
-        open_: list[Any] = [None]
-        snap: Optional[list[Frame]] = None
-        out: dict[int, list[Frame]] = {}
-        last = -_AFTER_ALL
-        for ev in xline.events:
-            frame = frame_of(ev.metadata_id)
-            if frame is None:
-                continue
-            start = base + ev.offset_ps
-            if start < last:
-                return None
-            last = start
-            while t < start:  # every frame starting by t is open: t's stack is known
-                while ends[-1] <= t:
-                    ends.pop()
-                    open_.pop()
-                    snap = None
-                if snap is None:
-                    snap = open_[1:]
-                out[t] = list(snap)
-                k += 1
-                t = wanted[k]
-            while ends[-1] <= start:
-                ends.pop()
-                open_.pop()
-            ends.append(start + ev.duration_ps)
-            open_.append(frame)
-            snap = None
-        for t in wanted[k:-1]:
-            while ends[-1] <= t:
-                ends.pop()
-                open_.pop()
-            out[t] = open_[1:]
-        return out
-
-    def _read_frames(self, xline: Any, frames: dict[int, Frame], base: int, line: Line) -> None:
-        """Keep a line's Python frames as arrays (for :func:`.pystack.stacks`)."""
-        f_start, f_end, f_frame = line.f_start.append, line.f_end.append, line.f_frame.append
-        frame_of = frames.get
-        last = -1 << 62
-        for ev in xline.events:
-            frame = frame_of(ev.metadata_id)
-            if frame is not None:
-                start = base + ev.offset_ps
-                if start < last:
-                    line.f_sorted = False
-                last = start
-                f_start(start)
-                f_end(start + ev.duration_ps)
-                f_frame(frame)
+        lines, shift_ns = self.lines, self.shift_ns
+        attach_traces(lines, [list(line.exec_starts) for line in lines],
+                      lambda i, times: stacks_on(lines[i], source, shift_ns, times), wanted)
 
     def _read_marks(self, ev: Any, wanted: dict[int, str], base: int, line: Line) -> None:
         """Note a step marker or executor id."""
@@ -676,114 +564,6 @@ class Host:
         ex = Exec(start, dur, self.prefix + op.name, op.op, device)
         self.kernels.append(ex)
         self.xla.record(ex, op, kernel, gpu, line)
-
-
-class _FrameLines:
-    """A host's lines read again for their Python frames: from the file, parsing
-    only the lines asked for (see ``xplane_stacks.proto``), or from a kept XSpace."""
-
-    def __init__(self, space: Any, path: str, where: list[tuple[int, int]]) -> None:
-        """``where``: (plane index, line index) of the lines that will be asked for."""
-        self._frames: dict[int, dict[int, Frame]] = {}
-        self._lines: dict[tuple[int, int], Any] = {}
-        if space is None:
-            self._frames, self._lines = _read_frame_lines(path, where)
-        else:
-            for p, li in where:
-                plane = space.planes[p]
-                if p not in self._frames:
-                    self._frames[p] = _frames_of(plane)
-                self._lines[(p, li)] = plane.lines[li]
-        self._raw: dict[tuple[int, int], Any] = {}
-        self._events: dict[tuple[int, int], Any] = {}
-
-    def frames(self, p: int) -> dict[int, Frame]:
-        """Plane p's Python frames by event metadata id."""
-        return self._frames[p]
-
-    def events_at(self, p: int, li: int) -> tuple[int, int, Callable[[int], Any]]:
-        """Line li of plane p for random access: (event count, ``timestamp_ns``, a
-        function from an index to the event's id, offset and duration)."""
-        xline = self._lines[(p, li)]
-        if not isinstance(xline, memoryview):
-            return len(xline.events), xline.timestamp_ns, xline.events.__getitem__
-        raw = self._raw.get((p, li))
-        if raw is None:
-            # each event's bytes, parsed when read: cheaper than a message per event
-            raw = self._raw[(p, li)] = xplane_stacks_pb2.LineRaw.FromString(xline)
-        parse, events = xplane_stacks_pb2.EventTimes.FromString, raw.events
-        last: list[Any] = [-1, None]  # the event read last: start, end and frame ask in turn
-
-        def event(k: int) -> Any:
-            if last[0] != k:
-                last[0], last[1] = k, parse(events[k])
-            return last[1]
-        return len(events), raw.timestamp_ns, event
-
-    def events(self, p: int, li: int) -> Any:
-        """Line li of plane p with a message per event (``timestamp_ns`` and ``events``
-        with ids, offsets and durations), for walking it whole."""
-        xline = self._lines[(p, li)]
-        if not isinstance(xline, memoryview):
-            return xline
-        found = self._events.get((p, li))
-        if found is None:
-            self._raw.pop((p, li), None)
-            found = self._events[(p, li)] = xplane_stacks_pb2.LineEvents.FromString(xline)
-        return found
-
-
-def _read_frame_lines(path: str, where: list[tuple[int, int]]
-                      ) -> tuple[dict[int, dict[int, Frame]], dict[tuple[int, int], memoryview]]:
-    """An XSpace file's Python frames by plane index and event metadata id, and the
-    bytes of the lines at ``where`` (plane index, line index), found without a parse."""
-    data = read_bytes(path, "profile_path")
-    if data[:2] == _GZIP:
-        try:
-            data = zlib.decompress(data, 31)
-        except zlib.error:
-            raise LoadError("--profile_path %s: gzip data does not decompress" % path) from None
-    bad = LoadError("--profile_path %s: not an XSpace (.xplane.pb) file" % path)
-    top = top_fields(data, limit=1 << 20)
-    if top is None:
-        raise bad
-    planes = [value for number, wire, value in top if number == 1 and wire == LEN]
-    frames: dict[int, dict[int, Frame]] = {}
-    lines: dict[tuple[int, int], memoryview] = {}
-    entry = xplane_stacks_pb2.EventNameEntry.FromString
-    for p in sorted({p for p, _ in where}):
-        fields = top_fields(planes[p], limit=1 << 30) if p < len(planes) else None
-        if fields is None:
-            raise bad
-        names: dict[int, str] = {}
-        for number, wire, value in fields:
-            if number == 4 and wire == LEN:  # event_metadata: a map, the last entry wins
-                md = entry(value)
-                names[md.key] = md.value.name
-        frames[p] = _frames_named(names.items())
-        plane_lines = [value for number, wire, value in fields if number == 3 and wire == LEN]
-        for q, li in where:
-            if q == p:
-                if li >= len(plane_lines):
-                    raise bad
-                lines[(p, li)] = plane_lines[li]
-    return frames, lines
-
-
-def _frames_of(plane: Any) -> dict[int, Frame]:
-    """The plane's Python frames by event metadata id."""
-    return _frames_named((md_id, md.name) for md_id, md in plane.event_metadata.items())
-
-
-def _frames_named(names: Iterable[tuple[int, str]]) -> dict[int, Frame]:
-    """The Python frames among (event metadata id, name) pairs, by id."""
-    frames: dict[int, Frame] = {}
-    for md_id, name in names:
-        if name.startswith("$"):
-            frame = parse_py_frame(name)
-            if frame is not None:
-                frames[md_id] = frame
-    return frames
 
 
 def _classify(name: str) -> tuple[int, Any]:

@@ -1,0 +1,224 @@
+"""An XSpace's Python-frame lines read again after loading, and the stacks
+looked up on them.
+
+Loading keeps no Python frames (:mod:`.xspace`); the first code trace asked
+for reads the file again, splits only the lines that hold frames into their
+events' bytes (``xplane_stacks.proto``) and answers each look-up by random
+access (:func:`.pystack.nested_stacks`), or walks a line whole when it is small
+or was not written in start order.
+"""
+
+from __future__ import annotations
+
+from array import array
+from typing import Any, Callable, Iterable, Optional
+
+from ..errors import LoadError
+from ..model import Frame
+from ..proto import xplane_stacks_pb2
+from .files import read_unzipped
+from .pystack import Line, nested_stacks, parse_py_frame, stacks
+from .wire import LEN, top_fields
+
+_AFTER_ALL = 1 << 62  # later than any time in picoseconds
+#: Lines with at most this many events are walked whole when stacks are looked
+#: up (right in any order); larger ones, which the profiler writes in start
+#: order and nested (TensorFlow sorts every line before saving), are read by
+#: random access (see .pystack.nested_stacks).
+WALK_AT_MOST = 1 << 18
+
+
+class FrameLines:
+    """A host's lines read again for their Python frames: from the file, parsing
+    only the lines asked for (see ``xplane_stacks.proto``), or from a kept XSpace."""
+
+    def __init__(self, space: Any, path: str, where: list[tuple[int, int]]) -> None:
+        """``where``: (plane index, line index) of the lines that will be asked for."""
+        self._frames: dict[int, dict[int, Frame]] = {}
+        self._lines: dict[tuple[int, int], Any] = {}
+        if space is None:
+            self._frames, self._lines = read_frame_lines(path, where)
+        else:
+            for p, li in where:
+                plane = space.planes[p]
+                if p not in self._frames:
+                    self._frames[p] = frames_of(plane)
+                self._lines[(p, li)] = plane.lines[li]
+        self._raw: dict[tuple[int, int], Any] = {}
+        self._events: dict[tuple[int, int], Any] = {}
+
+    def frames(self, p: int) -> dict[int, Frame]:
+        """Plane p's Python frames by event metadata id."""
+        return self._frames[p]
+
+    def events_at(self, p: int, li: int) -> tuple[int, int, Callable[[int], Any]]:
+        """Line li of plane p for random access: (event count, ``timestamp_ns``, a
+        function from an index to the event's id, offset and duration)."""
+        xline = self._lines[(p, li)]
+        if not isinstance(xline, memoryview):
+            return len(xline.events), xline.timestamp_ns, xline.events.__getitem__
+        raw = self._raw.get((p, li))
+        if raw is None:
+            # each event's bytes, parsed when read: cheaper than a message per event
+            raw = self._raw[(p, li)] = xplane_stacks_pb2.LineRaw.FromString(xline)
+        parse, events = xplane_stacks_pb2.EventTimes.FromString, raw.events
+        last: list[Any] = [-1, None]  # the event read last: start, end and frame ask in turn
+
+        def event(k: int) -> Any:
+            if last[0] != k:
+                last[0], last[1] = k, parse(events[k])
+            return last[1]
+        return len(events), raw.timestamp_ns, event
+
+    def events(self, p: int, li: int) -> Any:
+        """Line li of plane p with a message per event (``timestamp_ns`` and ``events``
+        with ids, offsets and durations), for walking it whole."""
+        xline = self._lines[(p, li)]
+        if not isinstance(xline, memoryview):
+            return xline
+        found = self._events.get((p, li))
+        if found is None:
+            self._raw.pop((p, li), None)
+            found = self._events[(p, li)] = xplane_stacks_pb2.LineEvents.FromString(xline)
+        return found
+
+
+def read_frame_lines(path: str, where: list[tuple[int, int]]
+                      ) -> tuple[dict[int, dict[int, Frame]], dict[tuple[int, int], memoryview]]:
+    """An XSpace file's Python frames by plane index and event metadata id, and the
+    bytes of the lines at ``where`` (plane index, line index), found without a parse."""
+    data = read_unzipped(path, "profile_path")
+    bad = LoadError("--profile_path %s: not an XSpace (.xplane.pb) file" % path)
+    top = top_fields(data, limit=1 << 20)
+    if top is None:
+        raise bad
+    planes = [value for number, wire, value in top if number == 1 and wire == LEN]
+    frames: dict[int, dict[int, Frame]] = {}
+    lines: dict[tuple[int, int], memoryview] = {}
+    entry = xplane_stacks_pb2.EventNameEntry.FromString
+    for p in sorted({p for p, _ in where}):
+        fields = top_fields(planes[p], limit=1 << 30) if p < len(planes) else None
+        if fields is None:
+            raise bad
+        names: dict[int, str] = {}
+        for number, wire, value in fields:
+            if number == 4 and wire == LEN:  # event_metadata: a map, the last entry wins
+                md = entry(value)
+                names[md.key] = md.value.name
+        frames[p] = frames_named(names.items())
+        plane_lines = [value for number, wire, value in fields if number == 3 and wire == LEN]
+        for q, li in where:
+            if q == p:
+                if li >= len(plane_lines):
+                    raise bad
+                lines[(p, li)] = plane_lines[li]
+    return frames, lines
+
+
+def frames_of(plane: Any) -> dict[int, Frame]:
+    """The plane's Python frames by event metadata id."""
+    return frames_named((md_id, md.name) for md_id, md in plane.event_metadata.items())
+
+
+def frames_named(names: Iterable[tuple[int, str]]) -> dict[int, Frame]:
+    """The Python frames among (event metadata id, name) pairs, by id."""
+    frames: dict[int, Frame] = {}
+    for md_id, name in names:
+        if name.startswith("$"):
+            frame = parse_py_frame(name)
+            if frame is not None:
+                frames[md_id] = frame
+    return frames
+
+
+def stacks_on(line: Line, source: "FrameLines", shift_ns: int,
+              times: set[int]) -> dict[int, list[Frame]]:
+    """The Python frames open on a host line at each of ``times`` (absolute ps;
+    ``shift_ns`` is the host's shift onto the common time axis)."""
+    p, li = line.where
+    frames = source.frames(p)
+    found = None
+    count, timestamp_ns, event = source.events_at(p, li)
+    base = (shift_ns + timestamp_ns) * 1000
+    if count > WALK_AT_MOST:
+        frame_of = frames.get
+
+        def start(k: int) -> int:
+            return base + event(k).offset_ps
+
+        def end(k: int) -> int:
+            ev = event(k)
+            return base + ev.offset_ps + ev.duration_ps
+
+        found = nested_stacks(count, start, end,
+                              lambda k: frame_of(event(k).metadata_id), times)
+    if found is None:
+        xline = source.events(p, li)
+        found = _stream_stacks(xline, frames, base, times)
+        if found is None:  # frames not written in start order
+            _read_frames(xline, frames, base, line)
+            found = stacks(line, times)
+            line.f_start, line.f_end, line.f_frame = array("q"), array("q"), []
+    return found
+
+def _stream_stacks(xline: Any, frames: dict[int, Frame], base: int,
+                   times: set[int]) -> Optional[dict[int, list[Frame]]]:
+    """:func:`.pystack.stacks` in one pass over a line's events, keeping only
+    the open frames; None if its frames are not in start order."""
+    frame_of = frames.get
+    wanted = sorted(times)
+    wanted.append(_AFTER_ALL)
+    k = 0
+    t = wanted[0]
+    # the open frames and their ends, above a bottom entry that never ends
+    ends: list[int] = [_AFTER_ALL]
+    open_: list[Any] = [None]
+    snap: Optional[list[Frame]] = None
+    out: dict[int, list[Frame]] = {}
+    last = -_AFTER_ALL
+    for ev in xline.events:
+        frame = frame_of(ev.metadata_id)
+        if frame is None:
+            continue
+        start = base + ev.offset_ps
+        if start < last:
+            return None
+        last = start
+        while t < start:  # every frame starting by t is open: t's stack is known
+            while ends[-1] <= t:
+                ends.pop()
+                open_.pop()
+                snap = None
+            if snap is None:
+                snap = open_[1:]
+            out[t] = list(snap)
+            k += 1
+            t = wanted[k]
+        while ends[-1] <= start:
+            ends.pop()
+            open_.pop()
+        ends.append(start + ev.duration_ps)
+        open_.append(frame)
+        snap = None
+    for t in wanted[k:-1]:
+        while ends[-1] <= t:
+            ends.pop()
+            open_.pop()
+        out[t] = open_[1:]
+    return out
+
+def _read_frames(xline: Any, frames: dict[int, Frame], base: int, line: Line) -> None:
+    """Keep a line's Python frames as arrays (for :func:`.pystack.stacks`)."""
+    f_start, f_end, f_frame = line.f_start.append, line.f_end.append, line.f_frame.append
+    frame_of = frames.get
+    last = -1 << 62
+    for ev in xline.events:
+        frame = frame_of(ev.metadata_id)
+        if frame is not None:
+            start = base + ev.offset_ps
+            if start < last:
+                line.f_sorted = False
+            last = start
+            f_start(start)
+            f_end(start + ev.duration_ps)
+            f_frame(frame)
