@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import re
 import zlib
-from dataclasses import dataclass
 from collections import Counter
+from dataclasses import dataclass
 from itertools import compress, islice, repeat
 from operator import add, attrgetter, itemgetter, le, lt, not_
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
