@@ -370,12 +370,14 @@ class Host:
         """Read the events at ``chosen`` (indices, ascending) one message each."""
         kind_of = kinds.get
         ops = line.ops
-        for ev in map(events.__getitem__, chosen):
+        chosen = list(chosen)
+        marks: list[int] = []
+        for i, ev in zip(chosen, map(events.__getitem__, chosen)):
             md_id = ev.metadata_id
             kind = kind_of(md_id, _OTHER)
             if kind == _OTHER:
                 if ev.stats:
-                    self._read_marks(ev, wanted, base, line)
+                    marks.append(i)
                 continue
             start = base + ev.offset_ps
             if kind == _OP:
@@ -393,6 +395,10 @@ class Host:
                     line.eagers.append((start, end, op if type(op) is str else str(op)))
             elif kind == _MEMORY:
                 self.memory.append((start, payloads[md_id], stats.of(ev)))
+        if marks:
+            ids: list[tuple[int, tuple[int, int, int]]] = []
+            self._read_marks_at(marks, events, base, wanted, ids)
+            line.ids.extend(map(itemgetter(1), ids))
 
     def _read_ops(self, pick: Picked, events: Any, base: int, payloads: dict[int, Any],
                   line: Line) -> None:
@@ -459,8 +465,9 @@ class Host:
     def _read_marks_at(self, chosen: list[int], events: Any, base: int,
                        wanted: dict[int, str],
                        ids: list[tuple[int, tuple[int, int, int]]]) -> int:
-        """:meth:`_read_marks` for the events at ``chosen``, executor ids into ``ids``
-        with their event index; returns how many wanted stats they had."""
+        """Step markers (into :attr:`markers`) and executor ids (into ``ids``, with
+        their event index) of the events at ``chosen``; an event with both is a
+        marker. Returns how many wanted stats the events had."""
         get = wanted.get
         found = 0
         markers = self.markers
@@ -498,25 +505,6 @@ class Host:
         lines, shift_ns = self.lines, self.shift_ns
         attach_traces(lines, [list(line.exec_starts) for line in lines],
                       lambda i, times: stacks_on(lines[i], source, shift_ns, times), wanted)
-
-    def _read_marks(self, ev: Any, wanted: dict[int, str], base: int, line: Line) -> None:
-        """Note a step marker or executor id."""
-        step = ident = None
-        get = wanted.get
-        for st in ev.stats:
-            name = get(st.metadata_id)
-            if name == "step_num":
-                step = st
-            elif name is not None:  # "id"
-                ident = st
-        if step is None and ident is None:
-            return
-        start = base + ev.offset_ps
-        end = start + ev.duration_ps
-        if step is not None:
-            self.markers.append((start, end, int(step.int64_value or step.uint64_value)))
-        elif ident is not None:
-            line.ids.append((start, end, ident.int64_value or ident.uint64_value))
 
     def _read_device(self, plane: Any, gpu: int) -> None:
         stats = _Stats(plane)
