@@ -20,7 +20,6 @@ from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 
 from ..model import Frame
 
-
 _PY_FRAME = re.compile(r"\$(.+?):(\d+) (.*)")
 
 

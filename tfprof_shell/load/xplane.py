@@ -33,8 +33,8 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left, bisect_right
-from functools import partial
 from collections import defaultdict
+from functools import partial
 from itertools import compress, repeat
 from operator import add, floordiv, is_not, itemgetter
 from typing import Any, Iterable, Optional, Sequence

@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from .. import metrics
+from ..formats import FORMATTERS, format_memory, format_number, format_shape, format_time, percent
 from ..model import stats as S
 from ..views.base import DisplayNode, ViewResult
 from .base import Rendered, SingleRenderer
-from ..formats import FORMATTERS, format_memory, format_number, format_shape, format_time, percent
 
 VIEW_DOC = {
     "scope": "scope: The nodes in the model graph are organized by their names, "

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Callable, Optional, Sequence
 
-
 from ..engine.account import Accounting
 from ..engine.filter import Filter
 from .base import ONE, ZERO_TOTAL, DisplayNode, ViewNode, sum_totals, total_with
