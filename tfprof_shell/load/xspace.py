@@ -55,11 +55,6 @@ def parse_tf_op(text: str) -> Optional[tuple[str, str]]:
     return (m.group(1), m.group(2)) if m else None
 
 
-def read_xspace(path: str) -> Any:
-    """Parse one ``.xplane.pb`` (optionally gzip-compressed); LoadError if it is not one."""
-    return read_xspace_picked(path, pick=False)[0]
-
-
 @dataclass
 class Picked:
     """What the columns tell of one host line (see :func:`read_xspace_picked`).
@@ -83,9 +78,10 @@ class Picked:
 
 
 def read_xspace_picked(path: str, pick: bool = True) -> tuple[Any, dict[tuple[int, int], Picked]]:
-    """:func:`read_xspace`, and if ``pick``, for each host line (plane index, line
-    index) its :class:`Picked`, from the same bytes read with
-    ``xplane_columns.proto`` (each line's event fields as arrays)."""
+    """One ``.xplane.pb`` (optionally gzip-compressed) parsed; LoadError if it is
+    not one. With ``pick``, also each host line's :class:`Picked` by (plane index,
+    line index), from the same bytes read with ``xplane_columns.proto`` (each
+    line's event fields as arrays)."""
     if path.endswith(".riegeli"):
         raise LoadError("--profile_path %s: .xplane.riegeli files are not supported; "
                         "use the .xplane.pb files of the same run" % path)
