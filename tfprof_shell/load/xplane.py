@@ -141,13 +141,17 @@ class _DeferredTraces:
             return bool(self.found)
         first: dict[str, tuple[int, list[Frame]]] = {}
         at, default = self.steps.at, self.default
+
+        def counted(start: int) -> bool:  # an execution in a step
+            return default is not None or at(start) is not None
+
         for host in hosts:
-            host.take_stacks(lambda start: default is not None or at(start) is not None)
+            host.take_stacks(counted)
             for line in host.lines:
                 traces = line.traces
                 for start, name in zip(line.exec_starts, line.exec_names):
                     trace = traces.get(start)
-                    if not trace or (default is None and at(start) is None):
+                    if not trace or not counted(start):
                         continue
                     best = first.get(name)
                     if best is None or start < best[0]:
