@@ -20,11 +20,12 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
 from ..errors import LoadError
 from ..model import Frame
-from ..proto import xplane_columns_pb2, xplane_pb2
+from ..proto import xplane_columns_pb2, xplane_pb2, xplane_stacks_pb2
 from .files import parse_binary, read_unzipped
 from .frame_lines import FrameLines, stacks_on
 from .pystack import Line, attach_traces, eager_execs, parse_py_frame, subtract_nested
 from .records import GPU_STREAM_ALL
+from .wire import LEN, top_fields
 
 if TYPE_CHECKING:
     from .xla import KernelOp, XlaKernels
@@ -43,6 +44,15 @@ _TF_OP = re.compile(r"([A-Za-z0-9.][A-Za-z0-9_./>-]*):([A-Z_][A-Za-z0-9_]*)")
 _GZIP = b"\x1f\x8b"
 
 _SLICE = 1 << 18
+#: Executor ids are read as columns (see :func:`_id_columns`) from a line with at
+#: least this many of them, and at least one in this many of its events (the
+#: line's events are split into their bytes first, which costs per event).
+IDS_AS_COLUMNS_AT_LEAST = 1024
+_IDS_AS_COLUMNS_DENSITY = 64
+#: A stat put before each event's bytes to find the events' boundaries in the
+#: merged stat column: metadata id -1, which no writer uses (ids count from 0).
+_BOUNDARY_ID = -1
+_BOUNDARY = b"\x22\x0b\x08" + b"\xff" * 9 + b"\x01"
 _OFFSET = attrgetter("offset_ps")
 _DURATION = attrgetter("duration_ps")
 # Event kinds on host lines, decided once per event metadata.
@@ -75,6 +85,12 @@ class Picked:
     rest_ids: list[int]
     #: stat metadata id -> how many stats of the line's events have it
     stat_counts: dict[int, int]
+    #: event metadata id -> its events (among ``rest``), when every one of them
+    #: has the same number of stats, all int64 (or all uint64) valued, and one
+    #: of them, always at the same place, is an executor ``id`` and none a
+    #: ``step_num``: (indices, offsets, durations, id values) as columns
+    #: (see :func:`_id_columns`); only for metadata whose first event has an id
+    id_columns: Optional[dict[int, tuple[list[int], list[int], list[int], list[int]]]] = None
 
 
 def read_xspace_picked(path: str, pick: bool = True) -> tuple[Any, dict[tuple[int, int], Picked]]:
@@ -91,7 +107,7 @@ def read_xspace_picked(path: str, pick: bool = True) -> tuple[Any, dict[tuple[in
         # Parsed first and dropped before the full parse, so both never coexist.
         columns = parse_binary(xplane_columns_pb2.XSpaceColumns, data)
         if columns is not None:
-            picked = _pick(columns)
+            picked = _pick(columns, data)
         del columns
     space = parse_binary(xplane_pb2.XSpace, data)
     if space is None or not _looks_like_xspace(space):
@@ -99,14 +115,20 @@ def read_xspace_picked(path: str, pick: bool = True) -> tuple[Any, dict[tuple[in
     return space, picked
 
 
-def _pick(columns: Any) -> dict[tuple[int, int], Picked]:
+def _pick(columns: Any, data: Optional[bytes] = None) -> dict[tuple[int, int], Picked]:
     out: dict[tuple[int, int], Picked] = {}
+    line_bytes: Optional[dict[int, list[Any]]] = None
     for p, plane in enumerate(columns.planes):
         if plane.name not in HOST_PLANES:
             continue
         names = [(k, v.name) for k, v in plane.event_metadata.items()]
         frame_ids, py_ids = _python_ids(names)
-        op_ids = {k for k, name in names if _classify(name)[0] == _OP}
+        kinds = [(k, _classify(name)[0]) for k, name in names]
+        op_ids = {k for k, kind in kinds if kind == _OP}
+        other_ids = {k for k, kind in kinds if kind == _OTHER}
+        stat_names = {k: v.name for k, v in plane.stat_metadata.items()}
+        id_stats = {k for k, name in stat_names.items() if name == "id"}
+        marker_stats = {k for k, name in stat_names.items() if name == "step_num"}
         keep_of = dict.fromkeys(py_ids, False)
         for li, line in enumerate(plane.lines):
             events = line.events
@@ -159,11 +181,117 @@ def _pick(columns: Any) -> dict[tuple[int, int], Picked]:
                         into += compress(column[k:k + _SLICE], in_part)
                     else:
                         into += map(column.__getitem__, these)
-            out[(p, li)] = Picked(
+            stat_counts = Counter(events.stats.metadata_id)
+            picked = out[(p, li)] = Picked(
                 n, has_frames, ops, op_md, op_offsets if offsets is not None else None,
-                op_durations if durations is not None else None, rest, rest_md,
-                Counter(events.stats.metadata_id))
+                op_durations if durations is not None else None, rest, rest_md, stat_counts)
+            n_ids = sum(stat_counts.get(k, 0) for k in id_stats)
+            if (data is not None and n_ids >= IDS_AS_COLUMNS_AT_LEAST
+                    and n_ids * _IDS_AS_COLUMNS_DENSITY >= n):
+                if line_bytes is None:
+                    line_bytes = _host_line_bytes(data, [
+                        q for q, plane in enumerate(columns.planes) if plane.name in HOST_PLANES])
+                lines = line_bytes.get(p)
+                if lines is not None and len(lines) == len(plane.lines):
+                    raw = lines[li]
+                    picked.id_columns = _line_id_columns(
+                        xplane_stacks_pb2.LineRaw.FromString(raw).events, rest, rest_md,
+                        other_ids, id_stats, marker_stats)
     return out
+
+
+def _host_line_bytes(data: bytes, hosts: list[int]) -> dict[int, list[Any]]:
+    """The bytes of each line of the planes at ``hosts`` (plane indices), found
+    without a parse (a plane is left out if its bytes do not split)."""
+    out: dict[int, list[Any]] = {}
+    top = top_fields(data, limit=1 << 20)
+    planes = [v for number, wire, v in top or () if number == 1 and wire == LEN]
+    for p in hosts:
+        fields = top_fields(planes[p], limit=1 << 30) if p < len(planes) else None
+        if fields is not None:
+            out[p] = [v for number, wire, v in fields if number == 3 and wire == LEN]
+    return out
+
+
+def _line_id_columns(raw_events: Any, rest: list[int], rest_md: list[int],
+                     other_ids: set[int], id_stats: set[int], marker_stats: set[int]
+                     ) -> dict[int, tuple[list[int], list[int], list[int], list[int]]]:
+    """:attr:`Picked.id_columns` of a line (``raw_events``: its events' bytes)."""
+    first = dict(zip(reversed(rest_md), reversed(rest)))
+    candidates = [md for md in first if md in other_ids]
+    wanted = id_stats | marker_stats
+    per_event = _stats_per_event([raw_events[first[md]] for md in candidates])
+    out = {}
+    for md, stats in zip(candidates, per_event):
+        if stats is None or not id_stats.intersection(stats) or marker_stats.intersection(stats):
+            continue
+        indices = list(compress(rest, map(md.__eq__, rest_md)))
+        found = _id_columns(raw_events, indices, id_stats, wanted)
+        if found is not None:
+            out[md] = found
+    return out
+
+
+def _stats_per_event(events: list[bytes]) -> list[Optional[list[int]]]:
+    """Each event's stat metadata ids (None if the boundaries are not found)."""
+    parsed = xplane_columns_pb2.EventValues.FromString(_BOUNDARY + _BOUNDARY.join(events))
+    ids = list(parsed.stats.metadata_id)
+    if ids.count(_BOUNDARY_ID) != len(events):
+        return [None] * len(events)
+    out: list[Optional[list[int]]] = []
+    at = ids.index(_BOUNDARY_ID) if events else 0
+    for _ in events:
+        nxt = ids.index(_BOUNDARY_ID, at + 1) if len(out) + 1 < len(events) else len(ids)
+        out.append(ids[at + 1:nxt])
+        at = nxt
+    return out
+
+
+def _id_columns(raw_events: Any, indices: list[int], id_stats: set[int], wanted: set[int]
+                ) -> Optional[tuple[list[int], list[int], list[int], list[int]]]:
+    """(indices, offsets, durations, id values) of the events at ``indices``, read
+    from their bytes joined (one parse, no message per event), or None unless
+    every event wrote an offset and a duration and has the same number of stats,
+    exactly one of them wanted (always at the same place) and an id, every stat
+    valued int64 (or every one uint64). Then each event is what
+    :meth:`Host._read_marks_at` would read one message at a time: one wanted
+    stat, an executor id of value ``int64_value or uint64_value``.
+
+    The stats of the joined events merge into one column; a boundary stat put
+    before each event shows where each event's stats begin.
+    """
+    n = len(indices)
+    parsed = xplane_columns_pb2.EventValues.FromString(
+        _BOUNDARY + _BOUNDARY.join(map(raw_events.__getitem__, indices)))
+    offsets, durations = parsed.offset_ps[:], parsed.duration_ps[:]
+    if len(offsets) != n or len(durations) != n or parsed.num_occurrences or not n:
+        return None
+    stats = parsed.stats
+    ids = stats.metadata_id[:]
+    each, left = divmod(len(ids), n)  # stats per event, the boundary included
+    if left or each < 2 or ids.count(_BOUNDARY_ID) != n or ids[::each].count(_BOUNDARY_ID) != n:
+        return None
+    slot = None
+    for j in range(1, each):
+        at_j = set(ids[j::each])
+        if at_j.isdisjoint(wanted):
+            continue
+        if slot is not None or not at_j <= id_stats:
+            return None
+        slot = j
+    if slot is None:
+        return None
+    per = each - 1  # values per event, if every stat has one of the same kind
+    kinds = (stats.int64_value, stats.uint64_value, stats.double_value, stats.str_value,
+             stats.bytes_value, stats.ref_value)
+    sizes = [len(k) for k in kinds]
+    if sizes[0] == per * n and not any(sizes[1:]):
+        values = stats.int64_value[slot - 1::per]
+    elif sizes[1] == per * n and not sizes[0] and not any(sizes[2:]):
+        values = stats.uint64_value[slot - 1::per]
+    else:
+        return None
+    return indices, offsets, durations, values
 
 
 def _positions(mask: list[bool], count: int) -> list[int]:
@@ -436,27 +564,45 @@ class Host:
         """Step markers and executor ids: only events with a wanted stat count, and
         the line's stat column says how many wanted stats there are. Events whose
         metadata's first event has one are read first; the others only if those
-        did not hold them all."""
+        did not hold them all. Events the pick read as columns
+        (:attr:`Picked.id_columns`) are not read again."""
         total = sum(pick.stat_counts.get(k, 0) for k in wanted)
         if not total:
             return
         kind_of = kinds.get
         idx, mds = pick.rest_indices, pick.rest_ids
-        first = dict(zip(reversed(mds), reversed(idx)))
+        first = {md_id: idx[mds.index(md_id)] for md_id in set(mds)}
         likely = set()
         for md_id, i in first.items():
             if kind_of(md_id, _OTHER) == _OTHER and any(
                     map(wanted.__contains__, (st.metadata_id for st in events[i].stats))):
                 likely.add(md_id)
-        mask = list(map(likely.__contains__, mds))
+        as_columns = [found for md_id, found in (pick.id_columns or {}).items()
+                      if md_id in likely]
+        one_by_one = likely.difference(pick.id_columns or ())
         ids: list[tuple[int, tuple[int, int, int]]] = []
-        found = self._read_marks_at(list(compress(idx, mask)), events, base, wanted, ids)
+        found = 0
+        if one_by_one:
+            found = self._read_marks_at(list(compress(idx, map(one_by_one.__contains__, mds))),
+                                        events, base, wanted, ids)
+        for indices, _, _, _ in as_columns:
+            found += len(indices)  # one wanted stat each (see _id_columns)
         if found != total:
-            others = [i for i, md_id in compress(zip(idx, mds), map(not_, mask))
-                      if kind_of(md_id, _OTHER) == _OTHER]
+            others = [i for i, md_id in zip(idx, mds)
+                      if md_id not in likely and kind_of(md_id, _OTHER) == _OTHER]
             self._read_marks_at(others, events, base, wanted, ids)
+        # each part is in event order; several are merged
+        parts = [[(base + offset, base + offset + dur, value) for offset, dur, value
+                  in zip(offsets, durations, values)] for _, offsets, durations, values in as_columns]
+        if len(parts) + bool(ids) > 1:
+            for (indices, _, _, _), part in zip(as_columns, parts):
+                ids.extend(zip(indices, part))
+            parts = []
+        if ids:
             ids.sort(key=itemgetter(0))
-        line.ids.extend(map(itemgetter(1), ids))
+            line.ids.extend(map(itemgetter(1), ids))
+        for part in parts:
+            line.ids.extend(part)
 
     def _read_marks_at(self, chosen: list[int], events: Any, base: int,
                        wanted: dict[int, str],

@@ -13,7 +13,7 @@ class XSpaceColumns(_message.Message):
     def __init__(self, planes: _Optional[_Iterable[_Union[XPlaneColumns, _Mapping]]] = ...) -> None: ...
 
 class XPlaneColumns(_message.Message):
-    __slots__ = ("name", "lines", "event_metadata")
+    __slots__ = ("name", "lines", "event_metadata", "stat_metadata")
     class EventMetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -21,15 +21,30 @@ class XPlaneColumns(_message.Message):
         key: int
         value: EventName
         def __init__(self, key: _Optional[int] = ..., value: _Optional[_Union[EventName, _Mapping]] = ...) -> None: ...
+    class StatMetadataEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: int
+        value: StatName
+        def __init__(self, key: _Optional[int] = ..., value: _Optional[_Union[StatName, _Mapping]] = ...) -> None: ...
     NAME_FIELD_NUMBER: _ClassVar[int]
     LINES_FIELD_NUMBER: _ClassVar[int]
     EVENT_METADATA_FIELD_NUMBER: _ClassVar[int]
+    STAT_METADATA_FIELD_NUMBER: _ClassVar[int]
     name: str
     lines: _containers.RepeatedCompositeFieldContainer[XLineColumns]
     event_metadata: _containers.MessageMap[int, EventName]
-    def __init__(self, name: _Optional[str] = ..., lines: _Optional[_Iterable[_Union[XLineColumns, _Mapping]]] = ..., event_metadata: _Optional[_Mapping[int, EventName]] = ...) -> None: ...
+    stat_metadata: _containers.MessageMap[int, StatName]
+    def __init__(self, name: _Optional[str] = ..., lines: _Optional[_Iterable[_Union[XLineColumns, _Mapping]]] = ..., event_metadata: _Optional[_Mapping[int, EventName]] = ..., stat_metadata: _Optional[_Mapping[int, StatName]] = ...) -> None: ...
 
 class EventName(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class StatName(_message.Message):
     __slots__ = ("name",)
     NAME_FIELD_NUMBER: _ClassVar[int]
     name: str
@@ -58,3 +73,35 @@ class StatColumns(_message.Message):
     METADATA_ID_FIELD_NUMBER: _ClassVar[int]
     metadata_id: _containers.RepeatedScalarFieldContainer[int]
     def __init__(self, metadata_id: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class EventValues(_message.Message):
+    __slots__ = ("metadata_id", "offset_ps", "duration_ps", "stats", "num_occurrences")
+    METADATA_ID_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_PS_FIELD_NUMBER: _ClassVar[int]
+    DURATION_PS_FIELD_NUMBER: _ClassVar[int]
+    STATS_FIELD_NUMBER: _ClassVar[int]
+    NUM_OCCURRENCES_FIELD_NUMBER: _ClassVar[int]
+    metadata_id: _containers.RepeatedScalarFieldContainer[int]
+    offset_ps: _containers.RepeatedScalarFieldContainer[int]
+    duration_ps: _containers.RepeatedScalarFieldContainer[int]
+    stats: StatValues
+    num_occurrences: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, metadata_id: _Optional[_Iterable[int]] = ..., offset_ps: _Optional[_Iterable[int]] = ..., duration_ps: _Optional[_Iterable[int]] = ..., stats: _Optional[_Union[StatValues, _Mapping]] = ..., num_occurrences: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class StatValues(_message.Message):
+    __slots__ = ("metadata_id", "double_value", "uint64_value", "int64_value", "str_value", "bytes_value", "ref_value")
+    METADATA_ID_FIELD_NUMBER: _ClassVar[int]
+    DOUBLE_VALUE_FIELD_NUMBER: _ClassVar[int]
+    UINT64_VALUE_FIELD_NUMBER: _ClassVar[int]
+    INT64_VALUE_FIELD_NUMBER: _ClassVar[int]
+    STR_VALUE_FIELD_NUMBER: _ClassVar[int]
+    BYTES_VALUE_FIELD_NUMBER: _ClassVar[int]
+    REF_VALUE_FIELD_NUMBER: _ClassVar[int]
+    metadata_id: _containers.RepeatedScalarFieldContainer[int]
+    double_value: _containers.RepeatedScalarFieldContainer[float]
+    uint64_value: _containers.RepeatedScalarFieldContainer[int]
+    int64_value: _containers.RepeatedScalarFieldContainer[int]
+    str_value: _containers.RepeatedScalarFieldContainer[bytes]
+    bytes_value: _containers.RepeatedScalarFieldContainer[bytes]
+    ref_value: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, metadata_id: _Optional[_Iterable[int]] = ..., double_value: _Optional[_Iterable[float]] = ..., uint64_value: _Optional[_Iterable[int]] = ..., int64_value: _Optional[_Iterable[int]] = ..., str_value: _Optional[_Iterable[bytes]] = ..., bytes_value: _Optional[_Iterable[bytes]] = ..., ref_value: _Optional[_Iterable[int]] = ...) -> None: ...
