@@ -610,3 +610,99 @@ def test_executor_ids_read_as_columns_give_what_reading_each_event_gives(
     assert built[0] == built[1]
     if defect == "none":
         assert as_columns  # the columns were read, not the events one by one
+
+
+def _picks(path):
+    from tfprof_shell.load.xspace import read_xspace_picked
+
+    _, picked = read_xspace_picked(path)
+    return {key: vars(p) for key, p in picked.items()}
+
+
+def _children(monkeypatch):
+    """The pids of the picking children started from now on."""
+    from tfprof_shell.load import xspace as XS
+
+    pids = []
+    init = XS._PickingChild.__init__
+
+    def recorded(self, pid, fd):
+        pids.append(pid)
+        init(self, pid, fd)
+
+    monkeypatch.setattr(XS._PickingChild, "__init__", recorded)
+    return pids
+
+
+def _no_child_left(pids):
+    assert pids
+    for pid in pids:  # each one waited for already
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork")
+@pytest.mark.parametrize("seed", range(6))
+def test_lines_picked_in_a_forked_child_are_picked_as_here(tmp_path, seed, monkeypatch):
+    from tfprof_shell.load import xspace as XS
+
+    sp, _ = _executor_space(seed)
+    path = sp.write(tmp_path / "h.xplane.pb")
+    monkeypatch.setattr(XS, "IDS_AS_COLUMNS_AT_LEAST", 1)
+    monkeypatch.setattr(XS, "FORK_AT_LEAST", 1 << 62)
+    serial = _picks(path)
+    monkeypatch.setattr(XS, "FORK_AT_LEAST", 0)
+    monkeypatch.setattr(XS, "_cores", lambda: 2)
+    pids = _children(monkeypatch)
+    assert _picks(path) == serial
+    _no_child_left(pids)  # a child did pick, and has ended
+    model = load_xplane([path])  # and the whole load, as in the CLI
+    monkeypatch.setattr(XS, "FORK_AT_LEAST", 1 << 62)
+    reference = load_xplane([path])
+    assert ({n: (v.execs, v.trace) for n, v in model.nodes.items()}
+            == {n: (v.execs, v.trace) for n, v in reference.nodes.items()})
+    _no_child_left(pids)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork")
+def test_a_failing_child_leaves_the_picks_to_the_parent(tmp_path, monkeypatch):
+    from tfprof_shell.load import xspace as XS
+
+    path = _executor_space(0)[0].write(tmp_path / "h.xplane.pb")
+    serial = _picks(path)
+    monkeypatch.setattr(XS, "FORK_AT_LEAST", 0)
+    monkeypatch.setattr(XS, "_cores", lambda: 2)
+    parent, pick = os.getpid(), XS._pick
+    pids = _children(monkeypatch)
+
+    def failing(planes, only=None):
+        if os.getpid() != parent:
+            raise MemoryError  # in the child only
+        return pick(planes, only)
+
+    monkeypatch.setattr(XS, "_pick", failing)
+    assert _picks(path) == serial
+    _no_child_left(pids)
+    monkeypatch.setattr(XS, "_pack_picked", lambda picked: b"damaged")
+    monkeypatch.setattr(XS, "_pick", pick)
+    assert _picks(path) == serial
+    assert len(pids) == 2
+    _no_child_left(pids)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork")
+def test_a_failing_parent_stops_its_child(tmp_path, monkeypatch):
+    from tfprof_shell.load import xspace as XS
+
+    path = _executor_space(0)[0].write(tmp_path / "h.xplane.pb")
+    monkeypatch.setattr(XS, "FORK_AT_LEAST", 0)
+    monkeypatch.setattr(XS, "_cores", lambda: 2)
+    pids = _children(monkeypatch)
+
+    def interrupted(cls, data):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(XS, "parse_binary", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        XS.read_xspace_picked(path)
+    _no_child_left(pids)

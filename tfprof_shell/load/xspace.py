@@ -6,17 +6,33 @@ Python-tracer frames, step markers, memory events, executor ids) and of GPU
 planes (kernels and the TF op each names, or for XLA programs the node
 :mod:`.xla` maps them to), in picoseconds on one time axis. :mod:`.xplane`
 turns them into a Model.
+
+Host lines are first read as columns (``xplane_columns.proto``: each line's
+event fields as arrays, no message per event) to pick the events worth a
+message (:class:`Picked`); executor ids, one per executor event, are read as
+columns too (:func:`_id_columns`). On a multi-core POSIX machine a large
+file's largest lines are picked by a forked child process while the parent
+picks the others and parses the whole file (:class:`_PickingChild`); the
+child's result is the parent's own, and anywhere else (or if the child fails)
+the parent picks every line itself.
 """
 
 from __future__ import annotations
 
+import os
+import pickle
 import re
+import signal
+import sys
 import zlib
+from array import array
 from collections import Counter
 from dataclasses import dataclass
 from itertools import compress, islice, repeat
 from operator import add, attrgetter, itemgetter, le, lt, not_
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
+
+from google.protobuf.message import DecodeError
 
 from ..errors import LoadError
 from ..model import Frame
@@ -102,36 +118,256 @@ def read_xspace_picked(path: str, pick: bool = True) -> tuple[Any, dict[tuple[in
         raise LoadError("--profile_path %s: .xplane.riegeli files are not supported; "
                         "use the .xplane.pb files of the same run" % path)
     data = read_unzipped(path, "profile_path")
-    picked: dict[tuple[int, int], Picked] = {}
-    if pick:
-        # Parsed first and dropped before the full parse, so both never coexist.
-        columns = parse_binary(xplane_columns_pb2.XSpaceColumns, data)
-        if columns is not None:
-            picked = _pick(columns, data)
-        del columns
-    space = parse_binary(xplane_pb2.XSpace, data)
+    planes = _host_planes(data) if pick else []
+    theirs = _child_share(planes, len(data))
+    child = _PickingChild.start(planes, theirs.__contains__) if theirs else None
+    if child is None:
+        theirs = set()
+    # the parent's share first: its columns are dropped before the full parse
+    picked = _pick(planes, lambda key: key not in theirs)
+    try:
+        space = parse_binary(xplane_pb2.XSpace, data)
+    except BaseException:
+        if child is not None:
+            child.abandon()
+        raise
+    if child is not None:
+        got = child.result()
+        picked.update(got if got is not None else _pick(planes, theirs.__contains__))
+    del planes
     if space is None or not _looks_like_xspace(space):
         raise LoadError("--profile_path %s: not an XSpace (.xplane.pb) file" % path)
     return space, picked
 
 
-def _pick(columns: Any, data: Optional[bytes] = None) -> dict[tuple[int, int], Picked]:
-    out: dict[tuple[int, int], Picked] = {}
-    line_bytes: Optional[dict[int, list[Any]]] = None
-    for p, plane in enumerate(columns.planes):
-        if plane.name not in HOST_PLANES:
+#: Files at least this large (bytes) are picked partly in a forked process
+#: while this one parses them in full (see :class:`_PickingChild`).
+FORK_AT_LEAST = 16 << 20
+#: The share of the host lines' bytes the child picks: reading a line's
+#: columns and picking it costs about twice what parsing it in full does, and
+#: the parent does both (its share's picks and the full parse).
+_CHILD_SHARE = 0.75
+
+
+def _child_share(planes: list[_HostPlane], size: int) -> set[tuple[int, int]]:
+    """The lines (plane index, line index) a forked child should pick: the
+    largest, up to :data:`_CHILD_SHARE` of the bytes ({} where forking does not
+    pay or is not safe: small files, one core, no ``os.fork``, a worker of a
+    process pool, other threads)."""
+    if (size < FORK_AT_LEAST or not hasattr(os, "fork") or _cores() < 2
+            or _in_pool_worker()):
+        return set()
+    lines = sorted(((len(raw), (plane.index, li)) for plane in planes
+                    for li, raw in enumerate(plane.lines)), reverse=True)
+    budget = _CHILD_SHARE * sum(n for n, _ in lines)
+    out: set[tuple[int, int]] = set()
+    for n, key in lines:
+        if budget <= 0:
+            break
+        out.add(key)
+        budget -= n
+    return out
+
+
+class _PickingChild:
+    """:func:`_pick` of some lines in a forked child process, on a second core.
+
+    The one-shot CLI is one process, and parsing a large XSpace in full and
+    reading its lines' columns are each single-threaded work on the same
+    bytes: a child forked once the bytes are read and split picks the largest
+    lines while the parent picks the others and parses in full, then sends
+    its Picked back through a pipe as packed arrays. Only where ``os.fork``
+    exists (not Windows), with two or more cores, for large files, and not
+    inside a worker of a process pool (:mod:`.parallel`); elsewhere the parent
+    picks every line itself, with the same result. The parent always waits
+    for the child (it never leaves a zombie or a running child: on its own
+    errors it kills it first); if the child fails in any way, :meth:`result`
+    is None and the parent picks the child's lines too.
+    """
+
+    def __init__(self, pid: int, fd: int) -> None:
+        self.pid, self.fd = pid, fd
+
+    @classmethod
+    def start(cls, planes: list[_HostPlane], only: Callable[[tuple[int, int]], bool]
+              ) -> Optional["_PickingChild"]:
+        """The child picking the lines ``only`` accepts (None if forking fails)."""
+        try:
+            read_fd, write_fd = os.pipe()
+        except OSError:
+            return None
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(read_fd)
+            os.close(write_fd)
+            return None
+        if pid == 0:  # the child: never returns
+            status = 1
+            try:
+                os.close(read_fd)
+                payload = _pack_picked(_pick(planes, only))
+                with os.fdopen(write_fd, "wb") as out:
+                    out.write(payload)
+                status = 0
+            finally:
+                os._exit(status)
+        os.close(write_fd)
+        return cls(pid, read_fd)
+
+    def result(self) -> Optional[dict[tuple[int, int], Picked]]:
+        """The child's picks (None if it failed); the child has ended on return."""
+        payload = b""
+        try:
+            with os.fdopen(self.fd, "rb", closefd=False) as pipe:
+                payload = pipe.read()
+        except OSError:
+            payload = b""
+        finally:
+            os.close(self.fd)
+            status = self._reap()
+        if status != 0 or not payload:
+            return None
+        try:
+            return _unpack_picked(payload)
+        except Exception:  # a damaged payload: the parent picks itself
+            return None
+
+
+    def abandon(self) -> None:
+        """Stop the child (the parent failed) and wait for it."""
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        os.close(self.fd)
+        self._reap()
+
+    def _reap(self) -> int:
+        while True:
+            try:
+                return os.waitpid(self.pid, 0)[1]
+            except InterruptedError:
+                continue
+            except ChildProcessError:  # reaped elsewhere (a SIGCHLD handler)
+                return -1
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _in_pool_worker() -> bool:
+    """Whether this process is a pool's worker, or has other threads (which a
+    fork would not copy, with whatever locks they hold)."""
+    mp = sys.modules.get("multiprocessing")
+    threads = sys.modules.get("threading")
+    return ((mp is not None and mp.current_process().name != "MainProcess")
+            or (threads is not None and threads.active_count() > 1))
+
+
+_PICKED_LISTS = ("op_indices", "op_ids", "op_offsets", "op_durations", "rest_indices",
+                 "rest_ids")
+
+
+def _packed(values: Optional[list[int]]) -> Any:
+    """An int list as an int64 array (a tenth of the pickle), if it fits one."""
+    if values is None:
+        return None
+    try:
+        return array("q", values)
+    except OverflowError:  # uint64 values
+        return list(values)
+
+
+def _listed(values: Any) -> Any:
+    return values.tolist() if isinstance(values, array) else values
+
+
+def _pack_picked(picked: dict[tuple[int, int], Picked]) -> bytes:
+    rows = []
+    for key, p in picked.items():
+        columns = ({md: tuple(map(_packed, found)) for md, found in p.id_columns.items()}
+                   if p.id_columns is not None else None)
+        rows.append((key, p.n_events, p.has_frames,
+                     [_packed(getattr(p, name)) for name in _PICKED_LISTS],
+                     dict(p.stat_counts), columns))
+    return pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _unpack_picked(payload: bytes) -> dict[tuple[int, int], Picked]:
+    out = {}
+    for key, n_events, has_frames, lists, stat_counts, columns in pickle.loads(payload):
+        p = Picked(n_events, has_frames, *map(_listed, lists), stat_counts)
+        if columns is not None:
+            p.id_columns = {md: tuple(map(_listed, found)) for md, found in columns.items()}
+        out[key] = p
+    return out
+
+
+@dataclass
+class _HostPlane:
+    """A host plane's bytes split without a parse: what picking its lines needs."""
+
+    index: int
+    #: (event metadata id, name)
+    names: list[tuple[int, str]]
+    stat_names: dict[int, str]
+    #: each line's bytes
+    lines: list[Any]
+
+
+def _host_planes(data: bytes) -> list[_HostPlane]:
+    """The host planes of an XSpace's bytes ([] if the bytes do not split)."""
+    top = top_fields(data, limit=1 << 20)
+    out: list[_HostPlane] = []
+    entry = xplane_stacks_pb2.EventNameEntry.FromString
+    for p, plane in enumerate(v for number, wire, v in top or () if number == 1 and wire == LEN):
+        fields = top_fields(plane, limit=1 << 30)
+        if fields is None:
+            return []
+        named = [v for number, wire, v in fields if number == 2 and wire == LEN]
+        try:
+            if not named or bytes(named[-1]).decode("utf-8") not in HOST_PLANES:
+                continue
+            events: dict[int, str] = {}
+            stats: dict[int, str] = {}
+            for number, wire, value in fields:
+                if wire == LEN and number in (4, 5):  # maps: the last entry wins
+                    md = entry(value)
+                    (events if number == 4 else stats)[md.key] = md.value.name
+        except (UnicodeDecodeError, DecodeError):
             continue
-        names = [(k, v.name) for k, v in plane.event_metadata.items()]
+        out.append(_HostPlane(p, list(events.items()), stats,
+                              [v for number, wire, v in fields if number == 3 and wire == LEN]))
+    return out
+
+
+def _pick(planes: list[_HostPlane], only: Optional[Callable[[tuple[int, int]], bool]] = None
+          ) -> dict[tuple[int, int], Picked]:
+    """Each host line's :class:`Picked` (with ``only``, of the lines it accepts),
+    each line's bytes read with ``xplane_columns.proto`` (its event fields as
+    arrays); a line that does not parse gets none."""
+    out: dict[tuple[int, int], Picked] = {}
+    for plane in planes:
+        p, names = plane.index, plane.names
         frame_ids, py_ids = _python_ids(names)
         kinds = [(k, _classify(name)[0]) for k, name in names]
         op_ids = {k for k, kind in kinds if kind == _OP}
         other_ids = {k for k, kind in kinds if kind == _OTHER}
-        stat_names = {k: v.name for k, v in plane.stat_metadata.items()}
-        id_stats = {k for k, name in stat_names.items() if name == "id"}
-        marker_stats = {k for k, name in stat_names.items() if name == "step_num"}
+        id_stats = {k for k, name in plane.stat_names.items() if name == "id"}
+        marker_stats = {k for k, name in plane.stat_names.items() if name == "step_num"}
         keep_of = dict.fromkeys(py_ids, False)
-        for li, line in enumerate(plane.lines):
-            events = line.events
+        for li, raw in enumerate(plane.lines):
+            if only is not None and not only((p, li)):
+                continue
+            try:
+                events = xplane_columns_pb2.XLineColumns.FromString(raw).events
+            except DecodeError:
+                continue
             ids = events.metadata_id
             n = len(ids)
             offsets = events.offset_ps if len(events.offset_ps) == n else None
@@ -149,9 +385,12 @@ def _pick(columns: Any, data: Optional[bytes] = None) -> dict[tuple[int, int], P
             # Lists, not arrays: an array is several times slower to fill.
             for k in range(0, n, _SLICE):
                 part = ids[k:k + _SLICE]
-                has_frames = has_frames or not frame_ids.isdisjoint(part)
-                mask = list(map(keep_of.get, part, repeat(True)))
-                count = mask.count(True)
+                if py_ids.isdisjoint(part):  # no Python-tracer event: keep all
+                    count = len(part)
+                else:
+                    has_frames = has_frames or not frame_ids.isdisjoint(part)
+                    mask = list(map(keep_of.get, part, repeat(True)))
+                    count = mask.count(True)
                 if not count:
                     continue
                 if count == len(part):
@@ -182,42 +421,44 @@ def _pick(columns: Any, data: Optional[bytes] = None) -> dict[tuple[int, int], P
                     else:
                         into += map(column.__getitem__, these)
             stat_counts = Counter(events.stats.metadata_id)
+            del events, ids, offsets, durations
             picked = out[(p, li)] = Picked(
-                n, has_frames, ops, op_md, op_offsets if offsets is not None else None,
-                op_durations if durations is not None else None, rest, rest_md, stat_counts)
+                n, has_frames, ops, op_md, op_offsets if len(op_offsets) == len(ops) else None,
+                op_durations if len(op_durations) == len(ops) else None, rest, rest_md,
+                stat_counts)
             n_ids = sum(stat_counts.get(k, 0) for k in id_stats)
-            if (data is not None and n_ids >= IDS_AS_COLUMNS_AT_LEAST
-                    and n_ids * _IDS_AS_COLUMNS_DENSITY >= n):
-                if line_bytes is None:
-                    line_bytes = _host_line_bytes(data, [
-                        q for q, plane in enumerate(columns.planes) if plane.name in HOST_PLANES])
-                lines = line_bytes.get(p)
-                if lines is not None and len(lines) == len(plane.lines):
-                    raw = lines[li]
-                    picked.id_columns = _line_id_columns(
-                        xplane_stacks_pb2.LineRaw.FromString(raw).events, rest, rest_md,
-                        other_ids, id_stats, marker_stats)
+            with_ids = n_ids >= IDS_AS_COLUMNS_AT_LEAST and n_ids * _IDS_AS_COLUMNS_DENSITY >= n
+            untimed = len(ops) >= IDS_AS_COLUMNS_AT_LEAST and (
+                picked.op_offsets is None or picked.op_durations is None)
+            if with_ids or untimed:
+                raw_events = xplane_stacks_pb2.LineRaw.FromString(raw).events
+                if with_ids:
+                    picked.id_columns = _line_id_columns(raw_events, rest, rest_md, other_ids,
+                                                         id_stats, marker_stats)
+                if untimed:
+                    _time_ops(picked, raw_events)
     return out
 
 
-def _host_line_bytes(data: bytes, hosts: list[int]) -> dict[int, list[Any]]:
-    """The bytes of each line of the planes at ``hosts`` (plane indices), found
-    without a parse (a plane is left out if its bytes do not split)."""
-    out: dict[int, list[Any]] = {}
-    top = top_fields(data, limit=1 << 20)
-    planes = [v for number, wire, v in top or () if number == 1 and wire == LEN]
-    for p in hosts:
-        fields = top_fields(planes[p], limit=1 << 30) if p < len(planes) else None
-        if fields is not None:
-            out[p] = [v for number, wire, v in fields if number == 3 and wire == LEN]
-    return out
+def _time_ops(picked: Picked, raw_events: Any) -> None:
+    """Fill a Picked's op offsets and durations missing from the line's columns
+    (an event that wrote no duration, such as a zero-length marker, shifts them)
+    from the ops' own bytes joined, where every op wrote both."""
+    ops = picked.op_indices
+    parsed = xplane_columns_pb2.EventValues.FromString(b"".join(map(raw_events.__getitem__, ops)))
+    if parsed.num_occurrences:
+        return
+    if picked.op_offsets is None and len(parsed.offset_ps) == len(ops):
+        picked.op_offsets = parsed.offset_ps[:]
+    if picked.op_durations is None and len(parsed.duration_ps) == len(ops):
+        picked.op_durations = parsed.duration_ps[:]
 
 
 def _line_id_columns(raw_events: Any, rest: list[int], rest_md: list[int],
                      other_ids: set[int], id_stats: set[int], marker_stats: set[int]
                      ) -> dict[int, tuple[list[int], list[int], list[int], list[int]]]:
     """:attr:`Picked.id_columns` of a line (``raw_events``: its events' bytes)."""
-    first = dict(zip(reversed(rest_md), reversed(rest)))
+    first = {md: rest[rest_md.index(md)] for md in set(rest_md)}
     candidates = [md for md in first if md in other_ids]
     wanted = id_stats | marker_stats
     per_event = _stats_per_event([raw_events[first[md]] for md in candidates])

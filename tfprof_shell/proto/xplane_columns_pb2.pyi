@@ -13,7 +13,7 @@ class XSpaceColumns(_message.Message):
     def __init__(self, planes: _Optional[_Iterable[_Union[XPlaneColumns, _Mapping]]] = ...) -> None: ...
 
 class XPlaneColumns(_message.Message):
-    __slots__ = ("name", "lines", "event_metadata", "stat_metadata")
+    __slots__ = ("name", "lines", "event_metadata")
     class EventMetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -21,30 +21,15 @@ class XPlaneColumns(_message.Message):
         key: int
         value: EventName
         def __init__(self, key: _Optional[int] = ..., value: _Optional[_Union[EventName, _Mapping]] = ...) -> None: ...
-    class StatMetadataEntry(_message.Message):
-        __slots__ = ("key", "value")
-        KEY_FIELD_NUMBER: _ClassVar[int]
-        VALUE_FIELD_NUMBER: _ClassVar[int]
-        key: int
-        value: StatName
-        def __init__(self, key: _Optional[int] = ..., value: _Optional[_Union[StatName, _Mapping]] = ...) -> None: ...
     NAME_FIELD_NUMBER: _ClassVar[int]
     LINES_FIELD_NUMBER: _ClassVar[int]
     EVENT_METADATA_FIELD_NUMBER: _ClassVar[int]
-    STAT_METADATA_FIELD_NUMBER: _ClassVar[int]
     name: str
     lines: _containers.RepeatedCompositeFieldContainer[XLineColumns]
     event_metadata: _containers.MessageMap[int, EventName]
-    stat_metadata: _containers.MessageMap[int, StatName]
-    def __init__(self, name: _Optional[str] = ..., lines: _Optional[_Iterable[_Union[XLineColumns, _Mapping]]] = ..., event_metadata: _Optional[_Mapping[int, EventName]] = ..., stat_metadata: _Optional[_Mapping[int, StatName]] = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., lines: _Optional[_Iterable[_Union[XLineColumns, _Mapping]]] = ..., event_metadata: _Optional[_Mapping[int, EventName]] = ...) -> None: ...
 
 class EventName(_message.Message):
-    __slots__ = ("name",)
-    NAME_FIELD_NUMBER: _ClassVar[int]
-    name: str
-    def __init__(self, name: _Optional[str] = ...) -> None: ...
-
-class StatName(_message.Message):
     __slots__ = ("name",)
     NAME_FIELD_NUMBER: _ClassVar[int]
     name: str
