@@ -146,7 +146,7 @@ FORK_AT_LEAST = 16 << 20
 #: The share of the host lines' bytes the child picks: reading a line's
 #: columns and picking it costs about twice what parsing it in full does, and
 #: the parent does both (its share's picks and the full parse).
-_CHILD_SHARE = 0.75
+_CHILD_SHARE = 0.6
 
 
 def _child_share(planes: list[_HostPlane], size: int) -> set[tuple[int, int]]:
