@@ -834,8 +834,9 @@ class Host:
                       if md_id not in likely and kind_of(md_id, _OTHER) == _OTHER]
             self._read_marks_at(others, events, base, wanted, ids)
         # each part is in event order; several are merged
-        parts = [[(base + offset, base + offset + dur, value) for offset, dur, value
-                  in zip(offsets, durations, values)] for _, offsets, durations, values in as_columns]
+        parts = [[(base + offset, base + offset + dur, value)
+                  for offset, dur, value in zip(offsets, durations, values)]
+                 for _, offsets, durations, values in as_columns]
         if len(parts) + bool(ids) > 1:
             for (indices, _, _, _), part in zip(as_columns, parts):
                 ids.extend(zip(indices, part))
