@@ -594,6 +594,7 @@ def test_executor_ids_read_as_columns_give_what_reading_each_event_gives(
     from tfprof_shell.model import Source
 
     monkeypatch.setattr(XS, "IDS_AS_COLUMNS_AT_LEAST", 1)
+    monkeypatch.setattr(XS, "_ID_GROUP_AT_LEAST", 1)
     sp, defect = _executor_space(seed)
     path = sp.write(tmp_path / "h.xplane.pb")
     built = []
@@ -649,6 +650,7 @@ def test_lines_picked_in_a_forked_child_are_picked_as_here(tmp_path, seed, monke
     sp, _ = _executor_space(seed)
     path = sp.write(tmp_path / "h.xplane.pb")
     monkeypatch.setattr(XS, "IDS_AS_COLUMNS_AT_LEAST", 1)
+    monkeypatch.setattr(XS, "_ID_GROUP_AT_LEAST", 1)
     monkeypatch.setattr(XS, "FORK_AT_LEAST", 1 << 62)
     serial = _picks(path)
     monkeypatch.setattr(XS, "FORK_AT_LEAST", 0)

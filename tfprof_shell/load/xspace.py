@@ -65,6 +65,8 @@ _SLICE = 1 << 18
 #: line's events are split into their bytes first, which costs per event).
 IDS_AS_COLUMNS_AT_LEAST = 1024
 _IDS_AS_COLUMNS_DENSITY = 64
+#: ... and only the events of metadata with at least this many events there.
+_ID_GROUP_AT_LEAST = 64
 #: A stat put before each event's bytes to find the events' boundaries in the
 #: merged stat column: metadata id -1, which no writer uses (ids count from 0).
 _BOUNDARY_ID = -1
@@ -458,16 +460,24 @@ def _time_ops(picked: Picked, raw_events: Any) -> None:
 def _line_id_columns(raw_events: Any, rest: list[int], rest_md: list[int],
                      other_ids: set[int], id_stats: set[int], marker_stats: set[int]
                      ) -> dict[int, tuple[list[int], list[int], list[int], list[int]]]:
-    """:attr:`Picked.id_columns` of a line (``raw_events``: its events' bytes)."""
-    first = {md: rest[rest_md.index(md)] for md in set(rest_md)}
-    candidates = [md for md in first if md in other_ids]
+    """:attr:`Picked.id_columns` of a line (``raw_events``: its events' bytes), for
+    metadata with enough events to pay for it (the others are read one by one)."""
+    sizes = Counter(rest_md)
+    candidates = [md for md, n in sizes.items()
+                  if n >= _ID_GROUP_AT_LEAST and md in other_ids]
     wanted = id_stats | marker_stats
-    per_event = _stats_per_event([raw_events[first[md]] for md in candidates])
+    per_event = _stats_per_event([raw_events[rest[rest_md.index(md)]] for md in candidates])
+    chosen = [md for md, stats in zip(candidates, per_event) if stats is not None
+              and id_stats.intersection(stats) and not marker_stats.intersection(stats)]
+    if len(chosen) == 1:
+        groups = {chosen[0]: list(compress(rest, map(chosen[0].__eq__, rest_md)))}
+    else:
+        groups = {md: [] for md in chosen}
+        for i, md in zip(rest, rest_md):
+            if md in groups:
+                groups[md].append(i)
     out = {}
-    for md, stats in zip(candidates, per_event):
-        if stats is None or not id_stats.intersection(stats) or marker_stats.intersection(stats):
-            continue
-        indices = list(compress(rest, map(md.__eq__, rest_md)))
+    for md, indices in groups.items():
         found = _id_columns(raw_events, indices, id_stats, wanted)
         if found is not None:
             out[md] = found
