@@ -655,6 +655,7 @@ def test_lines_picked_in_a_forked_child_are_picked_as_here(tmp_path, seed, monke
     serial = _picks(path)
     monkeypatch.setattr(XS, "FORK_AT_LEAST", 0)
     monkeypatch.setattr(XS, "_cores", lambda: 2)
+    monkeypatch.setattr(XS, "_in_pool_worker", lambda: False)  # other tests' threads
     pids = _children(monkeypatch)
     assert _picks(path) == serial
     _no_child_left(pids)  # a child did pick, and has ended
@@ -674,6 +675,7 @@ def test_a_failing_child_leaves_the_picks_to_the_parent(tmp_path, monkeypatch):
     serial = _picks(path)
     monkeypatch.setattr(XS, "FORK_AT_LEAST", 0)
     monkeypatch.setattr(XS, "_cores", lambda: 2)
+    monkeypatch.setattr(XS, "_in_pool_worker", lambda: False)  # other tests' threads
     parent, pick = os.getpid(), XS._pick
     pids = _children(monkeypatch)
 
@@ -699,6 +701,7 @@ def test_a_failing_parent_stops_its_child(tmp_path, monkeypatch):
     path = _executor_space(0)[0].write(tmp_path / "h.xplane.pb")
     monkeypatch.setattr(XS, "FORK_AT_LEAST", 0)
     monkeypatch.setattr(XS, "_cores", lambda: 2)
+    monkeypatch.setattr(XS, "_in_pool_worker", lambda: False)  # other tests' threads
     pids = _children(monkeypatch)
 
     def interrupted(cls, data):
