@@ -10,7 +10,7 @@ alternating (ours, XProf, ours, XProf, ...), medians of --runs:
   micros,occurrence -order_by micros`` against a process running XProf's
   ``raw_to_tool_data.xspace_to_tool_data([F], "framework_op_stats", ...)``
   (its saved-result cache off); wall time and peak RSS of each, and (Linux)
-  the peak memory of each process tree (ours forks a helper for a large
+  the peak memory of each process tree (ours forks a child for a large
   file);
 * session: load time, then the latency of later views (scope, op, code, graph);
 * agreement: per op type, our self time and executions over all steps
@@ -80,7 +80,7 @@ def synthetic_profile() -> str:
 def measured(argv: list[str], env: Optional[dict[str, str]] = None) -> tuple[float, float]:
     """(wall seconds, peak RSS MB) of one child process (run via a fresh shell-less
     wrapper so RUSAGE_CHILDREN holds just this child). The peak RSS is that of
-    the largest single process: a process that forks helpers (ours does, for a
+    the largest single process: a process that forks children (ours does, for a
     large file) is measured as a tree by :func:`tree_pss_peak`."""
     code = ("import resource, subprocess, sys, time, json\n"
             "t = time.perf_counter()\n"
