@@ -9,7 +9,9 @@ alternating (ours, XProf, ours, XProf, ...), medians of --runs:
 * one-shot: ``python -m tfprof_shell --profile_path=F op -select
   micros,occurrence -order_by micros`` against a process running XProf's
   ``raw_to_tool_data.xspace_to_tool_data([F], "framework_op_stats", ...)``
-  (its saved-result cache off); wall time and peak RSS of each;
+  (its saved-result cache off); wall time and peak RSS of each, and (Linux)
+  the peak memory of each process tree (ours forks a child for a large
+  file);
 * session: load time, then the latency of later views (scope, op, code, graph);
 * agreement: per op type, our self time and executions over all steps
   against the sum of XProf's host self time and occurrences over that type's
@@ -77,7 +79,9 @@ def synthetic_profile() -> str:
 
 def measured(argv: list[str], env: Optional[dict[str, str]] = None) -> tuple[float, float]:
     """(wall seconds, peak RSS MB) of one child process (run via a fresh shell-less
-    wrapper so RUSAGE_CHILDREN holds just this child)."""
+    wrapper so RUSAGE_CHILDREN holds just this child). The peak RSS is that of
+    the largest single process: a process that forks children (ours does, for a
+    large file) is measured as a tree by :func:`tree_pss_peak`."""
     code = ("import resource, subprocess, sys, time, json\n"
             "t = time.perf_counter()\n"
             "subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL,"
@@ -88,6 +92,36 @@ def measured(argv: list[str], env: Optional[dict[str, str]] = None) -> tuple[flo
                          capture_output=True, text=True).stdout
     wall, rss = json.loads(out)
     return wall, rss
+
+
+def tree_pss_peak(argv: list[str], env: Optional[dict[str, str]] = None) -> Optional[float]:
+    """The peak (sampled every 10 ms) of the summed PSS (shared pages counted
+    once) of a process and its descendants, MB; None where /proc lacks it."""
+    if not os.path.exists("/proc/self/smaps_rollup"):
+        return None
+
+    def tree(pid: int) -> list[int]:
+        try:
+            with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+                kids = [int(k) for k in f.read().split()]
+        except OSError:
+            return [pid]
+        return [pid] + [p for k in kids for p in tree(k)]
+
+    def pss(pid: int) -> int:
+        try:
+            with open("/proc/%d/smaps_rollup" % pid) as f:
+                return next((int(line.split()[1]) for line in f if line.startswith("Pss:")), 0)
+        except OSError:
+            return 0
+
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    peak = 0
+    while proc.poll() is None:
+        peak = max(peak, sum(map(pss, tree(proc.pid))))
+        time.sleep(0.01)
+    return peak / 1024
 
 
 def _env() -> dict[str, str]:
@@ -214,6 +248,12 @@ def run(args: argparse.Namespace) -> list[list[Any]]:
                      % (_fmt(ours_w), _fmt(xp_w)), "%.2f" % ow, "%.2f" % xw, "%.2f" % (ow / xw)])
         rows.append([label, "one-shot op, peak RSS MB", "%.0f" % om, "%.0f" % xm,
                      "%.2f" % (om / xm)])
+        ours_tree = tree_pss_peak([sys.executable, "-m", "tfprof_shell",
+                                   "--profile_path=" + path] + ONE_SHOT, env)
+        xp_tree = tree_pss_peak([args.xprof_python, "-c", XPROF_CODE, path])
+        if ours_tree and xp_tree:
+            rows.append([label, "one-shot op, peak PSS MB of the process tree (one run)",
+                         "%.0f" % ours_tree, "%.0f" % xp_tree, "%.2f" % (ours_tree / xp_tree)])
         out = subprocess.run([sys.executable, os.path.abspath(__file__), "--session", path],
                              check=True, env=env, capture_output=True, text=True).stdout
         sess = json.loads(out)

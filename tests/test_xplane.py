@@ -20,7 +20,7 @@ from tfprof_shell.model import stats as S
 from tfprof_shell.options import DEFAULTS
 from tfprof_shell.proto import xplane_pb2
 from tfprof_shell.session import Session
-from xspace_builder import Space
+from xspace_builder import U64, Space
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TF2 = os.path.join(os.path.dirname(HERE), "sample_profiles", "tf2")
@@ -517,3 +517,197 @@ def test_column_reading_gives_the_model_of_reading_every_event(tmp_path, seed, m
     reference = facts(build(False, False))
     assert facts(build(True, True)) == reference
     assert facts(build(False, True)) == reference
+
+
+def _executor_space(seed):
+    """Compute lines whose executor events mostly read as columns (every one with
+    an ``id`` and the same stats), with one defect or none that must send a group
+    back to being read one event at a time."""
+    import random
+
+    rng = random.Random(seed)
+    sp = Space()
+    plane = sp.plane("/host:CPU")
+    py = plane.line("python")
+    for step in range(3):
+        py.event("train", step * 500, 400, step_num=step)
+        py.event("$train.py:%d main" % (step + 1), step * 500 + 1, 300)
+        py.event("FunctionRun", step * 500 + 2, 200, id=step + 1)
+    defect = rng.choice(["none", "none", "no id", "extra stat", "str id", "zero duration",
+                         "marker", "uint id", "mixed kinds", "later metadata", "no offset",
+                         "compensated", "moved id", "marker instead", "str instead"])
+    extra = rng.random() < 0.5
+    u64 = rng.random() < 0.3
+    for c in range(rng.randrange(1, 3)):
+        line = plane.line("tf_Compute/%d" % c)
+        t = 1.0
+        n = rng.randrange(5, 30)
+        bad = rng.randrange(n) if c == 0 else -1
+        other = (bad + 1) % n if c == 0 else -1
+        for k in range(n):
+            ident = rng.randrange(1, 4)
+            stats = {"id": U64(ident) if u64 else ident}
+            if extra:  # more stats, the id among them
+                stats = {"iter_num": k, "id": stats["id"], "_c": 2}
+            dur = 3
+            if k == bad:
+                if defect == "no id":
+                    stats.pop("id")
+                elif defect == "extra stat":
+                    stats["_x"] = 1
+                elif defect == "str id":
+                    stats["id"] = "7"
+                elif defect == "zero duration":
+                    dur = 0
+                elif defect == "marker":
+                    stats["step_num"] = 1
+                elif defect == "uint id":
+                    stats["id"] = U64(5) if not u64 else 5
+                elif defect == "mixed kinds" and extra:
+                    stats["_c"] = U64(2) if not u64 else 2
+                elif defect == "compensated":  # as many stats as the others in all
+                    stats.pop("id")
+                elif defect == "moved id" and extra:
+                    stats = {"id": stats.pop("id"), **stats}
+                elif defect == "marker instead" and extra:
+                    stats = {"iter_num": k, "id": stats["id"], "step_num": 1}
+                elif defect == "str instead" and extra:
+                    stats = {"iter_num": "k", "id": stats["id"], "_c": U64(3) if not u64 else 3}
+            elif k == other and defect == "compensated":
+                stats["_x"] = 1
+            ev = line.event("ExecutorState::Process", t, dur, **stats)
+            if k == bad and defect == "no offset":
+                ev.ClearField("offset_ps")
+            line.event("s/op%d:Mul" % rng.randrange(5), t + 0.5, 1)
+            line.event("ThreadpoolListener::Record", t + 2, 0,
+                       **({"id": 9} if k == bad and defect == "later metadata" else {}))
+            t += rng.choice([0, 4, 5])
+    return sp, defect
+
+
+@pytest.mark.parametrize("seed", range(150))
+def test_executor_ids_read_as_columns_give_what_reading_each_event_gives(
+        tmp_path, seed, monkeypatch):
+    from tfprof_shell.load import xspace as XS
+    from tfprof_shell.load.xplane import model_from_hosts
+    from tfprof_shell.load.xspace import Host, read_xspace_picked, time_origin
+    from tfprof_shell.model import Source
+
+    monkeypatch.setattr(XS, "IDS_AS_COLUMNS_AT_LEAST", 1)
+    monkeypatch.setattr(XS, "_ID_GROUP_AT_LEAST", 1)
+    sp, defect = _executor_space(seed)
+    path = sp.write(tmp_path / "h.xplane.pb")
+    built = []
+    for pick in (True, False):
+        space, picked = read_xspace_picked(path, pick)
+        epoch, first = time_origin(space)
+        host = Host(space, 0, "", -first, path, picked)
+        model = model_from_hosts([host], epoch + first, Source("xplane", (path,)))
+        traces = {name: node.trace for name, node in model.nodes.items()}
+        built.append(([line.ids for line in host.lines], sorted(host.markers), traces,
+                      model.steps))
+        if pick:
+            as_columns = [p.id_columns for p in picked.values() if p.id_columns]
+    assert built[0] == built[1]
+    if defect == "none":
+        assert as_columns  # the columns were read, not the events one by one
+
+
+def _picks(path):
+    from tfprof_shell.load.xspace import read_xspace_picked
+
+    _, picked = read_xspace_picked(path)
+    return {key: vars(p) for key, p in picked.items()}
+
+
+def _children(monkeypatch):
+    """The pids of the picking children started from now on."""
+    from tfprof_shell.load import xspace as XS
+
+    pids = []
+    init = XS._PickingChild.__init__
+
+    def recorded(self, pid, fd):
+        pids.append(pid)
+        init(self, pid, fd)
+
+    monkeypatch.setattr(XS._PickingChild, "__init__", recorded)
+    return pids
+
+
+def _no_child_left(pids):
+    assert pids
+    for pid in pids:  # each one waited for already
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork")
+@pytest.mark.parametrize("seed", range(6))
+def test_lines_picked_in_a_forked_child_are_picked_as_here(tmp_path, seed, monkeypatch):
+    from tfprof_shell.load import xspace as XS
+
+    sp, _ = _executor_space(seed)
+    path = sp.write(tmp_path / "h.xplane.pb")
+    monkeypatch.setattr(XS, "IDS_AS_COLUMNS_AT_LEAST", 1)
+    monkeypatch.setattr(XS, "_ID_GROUP_AT_LEAST", 1)
+    monkeypatch.setattr(XS, "FORK_AT_LEAST", 1 << 62)
+    serial = _picks(path)
+    monkeypatch.setattr(XS, "FORK_AT_LEAST", 0)
+    monkeypatch.setattr(XS, "_cores", lambda: 2)
+    monkeypatch.setattr(XS, "_in_pool_worker", lambda: False)  # other tests' threads
+    pids = _children(monkeypatch)
+    assert _picks(path) == serial
+    _no_child_left(pids)  # a child did pick, and has ended
+    model = load_xplane([path])  # and the whole load, as in the CLI
+    monkeypatch.setattr(XS, "FORK_AT_LEAST", 1 << 62)
+    reference = load_xplane([path])
+    assert ({n: (v.execs, v.trace) for n, v in model.nodes.items()}
+            == {n: (v.execs, v.trace) for n, v in reference.nodes.items()})
+    _no_child_left(pids)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork")
+def test_a_failing_child_leaves_the_picks_to_the_parent(tmp_path, monkeypatch):
+    from tfprof_shell.load import xspace as XS
+
+    path = _executor_space(0)[0].write(tmp_path / "h.xplane.pb")
+    serial = _picks(path)
+    monkeypatch.setattr(XS, "FORK_AT_LEAST", 0)
+    monkeypatch.setattr(XS, "_cores", lambda: 2)
+    monkeypatch.setattr(XS, "_in_pool_worker", lambda: False)  # other tests' threads
+    parent, pick = os.getpid(), XS._pick
+    pids = _children(monkeypatch)
+
+    def failing(planes, only=None):
+        if os.getpid() != parent:
+            raise MemoryError  # in the child only
+        return pick(planes, only)
+
+    monkeypatch.setattr(XS, "_pick", failing)
+    assert _picks(path) == serial
+    _no_child_left(pids)
+    monkeypatch.setattr(XS, "_pack_picked", lambda picked: b"damaged")
+    monkeypatch.setattr(XS, "_pick", pick)
+    assert _picks(path) == serial
+    assert len(pids) == 2
+    _no_child_left(pids)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork")
+def test_a_failing_parent_stops_its_child(tmp_path, monkeypatch):
+    from tfprof_shell.load import xspace as XS
+
+    path = _executor_space(0)[0].write(tmp_path / "h.xplane.pb")
+    monkeypatch.setattr(XS, "FORK_AT_LEAST", 0)
+    monkeypatch.setattr(XS, "_cores", lambda: 2)
+    monkeypatch.setattr(XS, "_in_pool_worker", lambda: False)  # other tests' threads
+    pids = _children(monkeypatch)
+
+    def interrupted(cls, data):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(XS, "parse_binary", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        XS.read_xspace_picked(path)
+    _no_child_left(pids)

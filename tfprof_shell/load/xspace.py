@@ -6,25 +6,42 @@ Python-tracer frames, step markers, memory events, executor ids) and of GPU
 planes (kernels and the TF op each names, or for XLA programs the node
 :mod:`.xla` maps them to), in picoseconds on one time axis. :mod:`.xplane`
 turns them into a Model.
+
+Host lines are first read as columns (``xplane_columns.proto``: each line's
+event fields as arrays, no message per event) to pick the events worth a
+message (:class:`Picked`); executor ids, one per executor event, are read as
+columns too (:func:`_id_columns`). On a multi-core POSIX machine a large
+file's largest lines are picked by a forked child process while the parent
+picks the others and parses the whole file (:class:`_PickingChild`); the
+child's result is the parent's own, and anywhere else (or if the child fails)
+the parent picks every line itself.
 """
 
 from __future__ import annotations
 
+import os
+import pickle
 import re
+import signal
+import sys
 import zlib
+from array import array
 from collections import Counter
 from dataclasses import dataclass
 from itertools import compress, islice, repeat
 from operator import add, attrgetter, itemgetter, le, lt, not_
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
+from google.protobuf.message import DecodeError
+
 from ..errors import LoadError
 from ..model import Frame
-from ..proto import xplane_columns_pb2, xplane_pb2
+from ..proto import xplane_columns_pb2, xplane_pb2, xplane_stacks_pb2
 from .files import parse_binary, read_unzipped
 from .frame_lines import FrameLines, stacks_on
 from .pystack import Line, attach_traces, eager_execs, parse_py_frame, subtract_nested
 from .records import GPU_STREAM_ALL
+from .wire import LEN, top_fields
 
 if TYPE_CHECKING:
     from .xla import KernelOp, XlaKernels
@@ -43,6 +60,17 @@ _TF_OP = re.compile(r"([A-Za-z0-9.][A-Za-z0-9_./>-]*):([A-Z_][A-Za-z0-9_]*)")
 _GZIP = b"\x1f\x8b"
 
 _SLICE = 1 << 18
+#: Executor ids are read as columns (see :func:`_id_columns`) from a line with at
+#: least this many of them, and at least one in this many of its events (the
+#: line's events are split into their bytes first, which costs per event).
+IDS_AS_COLUMNS_AT_LEAST = 1024
+_IDS_AS_COLUMNS_DENSITY = 64
+#: ... and only the events of metadata with at least this many events there.
+_ID_GROUP_AT_LEAST = 64
+#: A stat put before each event's bytes to find the events' boundaries in the
+#: merged stat column: metadata id -1, which no writer uses (ids count from 0).
+_BOUNDARY_ID = -1
+_BOUNDARY = b"\x22\x0b\x08" + b"\xff" * 9 + b"\x01"
 _OFFSET = attrgetter("offset_ps")
 _DURATION = attrgetter("duration_ps")
 # Event kinds on host lines, decided once per event metadata.
@@ -75,6 +103,12 @@ class Picked:
     rest_ids: list[int]
     #: stat metadata id -> how many stats of the line's events have it
     stat_counts: dict[int, int]
+    #: event metadata id -> its events (among ``rest``), when every one of them
+    #: has the same number of stats, all int64 (or all uint64) valued, and one
+    #: of them, always at the same place, is an executor ``id`` and none a
+    #: ``step_num``: (indices, offsets, durations, id values) as columns
+    #: (see :func:`_id_columns`); only for metadata whose first event has an id
+    id_columns: Optional[dict[int, tuple[list[int], list[int], list[int], list[int]]]] = None
 
 
 def read_xspace_picked(path: str, pick: bool = True) -> tuple[Any, dict[tuple[int, int], Picked]]:
@@ -86,30 +120,257 @@ def read_xspace_picked(path: str, pick: bool = True) -> tuple[Any, dict[tuple[in
         raise LoadError("--profile_path %s: .xplane.riegeli files are not supported; "
                         "use the .xplane.pb files of the same run" % path)
     data = read_unzipped(path, "profile_path")
-    picked: dict[tuple[int, int], Picked] = {}
-    if pick:
-        # Parsed first and dropped before the full parse, so both never coexist.
-        columns = parse_binary(xplane_columns_pb2.XSpaceColumns, data)
-        if columns is not None:
-            picked = _pick(columns)
-        del columns
-    space = parse_binary(xplane_pb2.XSpace, data)
+    planes = _host_planes(data) if pick else []
+    theirs = _child_share(planes, len(data))
+    child = _PickingChild.start(planes, theirs.__contains__) if theirs else None
+    if child is None:
+        theirs = set()
+    # the parent's share first: its columns are dropped before the full parse
+    picked = _pick(planes, lambda key: key not in theirs)
+    try:
+        space = parse_binary(xplane_pb2.XSpace, data)
+    except BaseException:
+        if child is not None:
+            child.abandon()
+        raise
+    if child is not None:
+        got = child.result()
+        picked.update(got if got is not None else _pick(planes, theirs.__contains__))
+    del planes
     if space is None or not _looks_like_xspace(space):
         raise LoadError("--profile_path %s: not an XSpace (.xplane.pb) file" % path)
     return space, picked
 
 
-def _pick(columns: Any) -> dict[tuple[int, int], Picked]:
-    out: dict[tuple[int, int], Picked] = {}
-    for p, plane in enumerate(columns.planes):
-        if plane.name not in HOST_PLANES:
+#: Files at least this large (bytes) are picked partly in a forked process
+#: while this one parses them in full (see :class:`_PickingChild`).
+FORK_AT_LEAST = 16 << 20
+#: The share of the host lines' bytes the child picks. The parent parses the
+#: whole file in full besides its own share's picks, and the picks the child
+#: sends back cost time on both ends: it gets the largest line (in a traced
+#: profile, the Python thread: millions of frames, few picks), then smaller
+#: lines as far as they fit.
+_CHILD_SHARE = 0.78
+
+
+def _child_share(planes: list[_HostPlane], size: int) -> set[tuple[int, int]]:
+    """The lines (plane index, line index) a forked child should pick: the
+    largest, then others up to :data:`_CHILD_SHARE` of the bytes ({} where forking does not
+    pay or is not safe: small files, one core, no ``os.fork``, a worker of a
+    process pool, other threads)."""
+    if (size < FORK_AT_LEAST or not hasattr(os, "fork") or _cores() < 2
+            or _in_pool_worker()):
+        return set()
+    lines = sorted(((len(raw), (plane.index, li)) for plane in planes
+                    for li, raw in enumerate(plane.lines)), reverse=True)
+    budget = _CHILD_SHARE * sum(n for n, _ in lines)
+    out: set[tuple[int, int]] = set()
+    for n, key in lines:  # the largest line, then those that fit what is left
+        if n <= budget or not out:
+            out.add(key)
+            budget -= n
+    return out
+
+
+class _PickingChild:
+    """:func:`_pick` of some lines in a forked child process, on a second core.
+
+    The one-shot CLI is one process, and parsing a large XSpace in full and
+    reading its lines' columns are each single-threaded work on the same
+    bytes: a child forked once the bytes are read and split picks the largest
+    lines while the parent picks the others and parses in full, then sends
+    its Picked back through a pipe as packed arrays. Only where ``os.fork``
+    exists (not Windows), with two or more cores, for large files, and not
+    inside a worker of a process pool (:mod:`.parallel`); elsewhere the parent
+    picks every line itself, with the same result. The parent always waits
+    for the child (it never leaves a zombie or a running child: on its own
+    errors it kills it first); if the child fails in any way, :meth:`result`
+    is None and the parent picks the child's lines too.
+    """
+
+    def __init__(self, pid: int, fd: int) -> None:
+        self.pid, self.fd = pid, fd
+
+    @classmethod
+    def start(cls, planes: list[_HostPlane], only: Callable[[tuple[int, int]], bool]
+              ) -> Optional["_PickingChild"]:
+        """The child picking the lines ``only`` accepts (None if forking fails)."""
+        try:
+            read_fd, write_fd = os.pipe()
+        except OSError:
+            return None
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(read_fd)
+            os.close(write_fd)
+            return None
+        if pid == 0:  # the child: never returns
+            status = 1
+            try:
+                os.close(read_fd)
+                payload = _pack_picked(_pick(planes, only))
+                with os.fdopen(write_fd, "wb") as out:
+                    out.write(payload)
+                status = 0
+            finally:
+                os._exit(status)
+        os.close(write_fd)
+        return cls(pid, read_fd)
+
+    def result(self) -> Optional[dict[tuple[int, int], Picked]]:
+        """The child's picks (None if it failed); the child has ended on return."""
+        payload = b""
+        try:
+            with os.fdopen(self.fd, "rb", closefd=False) as pipe:
+                payload = pipe.read()
+        except OSError:
+            payload = b""
+        finally:
+            os.close(self.fd)
+            status = self._reap()
+        if status != 0 or not payload:
+            return None
+        try:
+            return _unpack_picked(payload)
+        except Exception:  # a damaged payload: the parent picks itself
+            return None
+
+
+    def abandon(self) -> None:
+        """Stop the child (the parent failed) and wait for it."""
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        os.close(self.fd)
+        self._reap()
+
+    def _reap(self) -> int:
+        while True:
+            try:
+                return os.waitpid(self.pid, 0)[1]
+            except InterruptedError:
+                continue
+            except ChildProcessError:  # reaped elsewhere (a SIGCHLD handler)
+                return -1
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _in_pool_worker() -> bool:
+    """Whether this process is a pool's worker, or has other threads (which a
+    fork would not copy, with whatever locks they hold)."""
+    mp = sys.modules.get("multiprocessing")
+    threads = sys.modules.get("threading")
+    return ((mp is not None and mp.current_process().name != "MainProcess")
+            or (threads is not None and threads.active_count() > 1))
+
+
+_PICKED_LISTS = ("op_indices", "op_ids", "op_offsets", "op_durations", "rest_indices",
+                 "rest_ids")
+
+
+def _packed(values: Optional[list[int]]) -> Any:
+    """An int list as an int64 array (a tenth of the pickle), if it fits one."""
+    if values is None:
+        return None
+    try:
+        return array("q", values)
+    except OverflowError:  # uint64 values
+        return list(values)
+
+
+def _listed(values: Any) -> Any:
+    return values.tolist() if isinstance(values, array) else values
+
+
+def _pack_picked(picked: dict[tuple[int, int], Picked]) -> bytes:
+    rows = []
+    for key, p in picked.items():
+        columns = ({md: tuple(map(_packed, found)) for md, found in p.id_columns.items()}
+                   if p.id_columns is not None else None)
+        rows.append((key, p.n_events, p.has_frames,
+                     [_packed(getattr(p, name)) for name in _PICKED_LISTS],
+                     dict(p.stat_counts), columns))
+    return pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _unpack_picked(payload: bytes) -> dict[tuple[int, int], Picked]:
+    out = {}
+    for key, n_events, has_frames, lists, stat_counts, columns in pickle.loads(payload):
+        p = Picked(n_events, has_frames, *map(_listed, lists), stat_counts)
+        if columns is not None:
+            p.id_columns = {md: tuple(map(_listed, found)) for md, found in columns.items()}
+        out[key] = p
+    return out
+
+
+@dataclass
+class _HostPlane:
+    """A host plane's bytes split without a parse: what picking its lines needs."""
+
+    index: int
+    #: (event metadata id, name)
+    names: list[tuple[int, str]]
+    stat_names: dict[int, str]
+    #: each line's bytes
+    lines: list[Any]
+
+
+def _host_planes(data: bytes) -> list[_HostPlane]:
+    """The host planes of an XSpace's bytes ([] if the bytes do not split)."""
+    top = top_fields(data, limit=1 << 20)
+    out: list[_HostPlane] = []
+    entry = xplane_stacks_pb2.EventNameEntry.FromString
+    for p, plane in enumerate(v for number, wire, v in top or () if number == 1 and wire == LEN):
+        fields = top_fields(plane, limit=1 << 30)
+        if fields is None:
+            return []
+        named = [v for number, wire, v in fields if number == 2 and wire == LEN]
+        try:
+            if not named or bytes(named[-1]).decode("utf-8") not in HOST_PLANES:
+                continue
+            events: dict[int, str] = {}
+            stats: dict[int, str] = {}
+            for number, wire, value in fields:
+                if wire == LEN and number in (4, 5):  # maps: the last entry wins
+                    md = entry(value)
+                    (events if number == 4 else stats)[md.key] = md.value.name
+        except (UnicodeDecodeError, DecodeError):
             continue
-        names = [(k, v.name) for k, v in plane.event_metadata.items()]
+        out.append(_HostPlane(p, list(events.items()), stats,
+                              [v for number, wire, v in fields if number == 3 and wire == LEN]))
+    return out
+
+
+def _pick(planes: list[_HostPlane], only: Optional[Callable[[tuple[int, int]], bool]] = None
+          ) -> dict[tuple[int, int], Picked]:
+    """Each host line's :class:`Picked` (with ``only``, of the lines it accepts),
+    each line's bytes read with ``xplane_columns.proto`` (its event fields as
+    arrays); a line that does not parse gets none."""
+    out: dict[tuple[int, int], Picked] = {}
+    for plane in planes:
+        p, names = plane.index, plane.names
         frame_ids, py_ids = _python_ids(names)
-        op_ids = {k for k, name in names if _classify(name)[0] == _OP}
+        kinds = [(k, _classify(name)[0]) for k, name in names]
+        op_ids = {k for k, kind in kinds if kind == _OP}
+        other_ids = {k for k, kind in kinds if kind == _OTHER}
+        id_stats = {k for k, name in plane.stat_names.items() if name == "id"}
+        marker_stats = {k for k, name in plane.stat_names.items() if name == "step_num"}
         keep_of = dict.fromkeys(py_ids, False)
-        for li, line in enumerate(plane.lines):
-            events = line.events
+        for li, raw in enumerate(plane.lines):
+            if only is not None and not only((p, li)):
+                continue
+            try:
+                events = xplane_columns_pb2.XLineColumns.FromString(raw).events
+            except DecodeError:
+                continue
             ids = events.metadata_id
             n = len(ids)
             offsets = events.offset_ps if len(events.offset_ps) == n else None
@@ -127,9 +388,12 @@ def _pick(columns: Any) -> dict[tuple[int, int], Picked]:
             # Lists, not arrays: an array is several times slower to fill.
             for k in range(0, n, _SLICE):
                 part = ids[k:k + _SLICE]
-                has_frames = has_frames or not frame_ids.isdisjoint(part)
-                mask = list(map(keep_of.get, part, repeat(True)))
-                count = mask.count(True)
+                if py_ids.isdisjoint(part):  # no Python-tracer event: keep all
+                    count = len(part)
+                else:
+                    has_frames = has_frames or not frame_ids.isdisjoint(part)
+                    mask = list(map(keep_of.get, part, repeat(True)))
+                    count = mask.count(True)
                 if not count:
                     continue
                 if count == len(part):
@@ -159,11 +423,127 @@ def _pick(columns: Any) -> dict[tuple[int, int], Picked]:
                         into += compress(column[k:k + _SLICE], in_part)
                     else:
                         into += map(column.__getitem__, these)
-            out[(p, li)] = Picked(
-                n, has_frames, ops, op_md, op_offsets if offsets is not None else None,
-                op_durations if durations is not None else None, rest, rest_md,
-                Counter(events.stats.metadata_id))
+            stat_counts = Counter(events.stats.metadata_id)
+            del events, ids, offsets, durations
+            picked = out[(p, li)] = Picked(
+                n, has_frames, ops, op_md, op_offsets if len(op_offsets) == len(ops) else None,
+                op_durations if len(op_durations) == len(ops) else None, rest, rest_md,
+                stat_counts)
+            n_ids = sum(stat_counts.get(k, 0) for k in id_stats)
+            with_ids = n_ids >= IDS_AS_COLUMNS_AT_LEAST and n_ids * _IDS_AS_COLUMNS_DENSITY >= n
+            untimed = len(ops) >= IDS_AS_COLUMNS_AT_LEAST and (
+                picked.op_offsets is None or picked.op_durations is None)
+            if with_ids or untimed:
+                raw_events = xplane_stacks_pb2.LineRaw.FromString(raw).events
+                if with_ids:
+                    picked.id_columns = _line_id_columns(raw_events, rest, rest_md, other_ids,
+                                                         id_stats, marker_stats)
+                if untimed:
+                    _time_ops(picked, raw_events)
     return out
+
+
+def _time_ops(picked: Picked, raw_events: Any) -> None:
+    """Fill a Picked's op offsets and durations missing from the line's columns
+    (an event that wrote no duration, such as a zero-length marker, shifts them)
+    from the ops' own bytes joined, where every op wrote both."""
+    ops = picked.op_indices
+    parsed = xplane_columns_pb2.EventValues.FromString(b"".join(map(raw_events.__getitem__, ops)))
+    if parsed.num_occurrences:
+        return
+    if picked.op_offsets is None and len(parsed.offset_ps) == len(ops):
+        picked.op_offsets = parsed.offset_ps[:]
+    if picked.op_durations is None and len(parsed.duration_ps) == len(ops):
+        picked.op_durations = parsed.duration_ps[:]
+
+
+def _line_id_columns(raw_events: Any, rest: list[int], rest_md: list[int],
+                     other_ids: set[int], id_stats: set[int], marker_stats: set[int]
+                     ) -> dict[int, tuple[list[int], list[int], list[int], list[int]]]:
+    """:attr:`Picked.id_columns` of a line (``raw_events``: its events' bytes), for
+    metadata with enough events to pay for it (the others are read one by one)."""
+    sizes = Counter(rest_md)
+    candidates = [md for md, n in sizes.items()
+                  if n >= _ID_GROUP_AT_LEAST and md in other_ids]
+    wanted = id_stats | marker_stats
+    per_event = _stats_per_event([raw_events[rest[rest_md.index(md)]] for md in candidates])
+    chosen = [md for md, stats in zip(candidates, per_event) if stats is not None
+              and id_stats.intersection(stats) and not marker_stats.intersection(stats)]
+    if len(chosen) == 1:
+        groups = {chosen[0]: list(compress(rest, map(chosen[0].__eq__, rest_md)))}
+    else:
+        groups = {md: [] for md in chosen}
+        for i, md in zip(rest, rest_md):
+            if md in groups:
+                groups[md].append(i)
+    out = {}
+    for md, indices in groups.items():
+        found = _id_columns(raw_events, indices, id_stats, wanted)
+        if found is not None:
+            out[md] = found
+    return out
+
+
+def _stats_per_event(events: list[bytes]) -> list[Optional[list[int]]]:
+    """Each event's stat metadata ids (None if the boundaries are not found)."""
+    parsed = xplane_columns_pb2.EventValues.FromString(_BOUNDARY + _BOUNDARY.join(events))
+    ids = list(parsed.stats.metadata_id)
+    if ids.count(_BOUNDARY_ID) != len(events):
+        return [None] * len(events)
+    out: list[Optional[list[int]]] = []
+    at = ids.index(_BOUNDARY_ID) if events else 0
+    for _ in events:
+        nxt = ids.index(_BOUNDARY_ID, at + 1) if len(out) + 1 < len(events) else len(ids)
+        out.append(ids[at + 1:nxt])
+        at = nxt
+    return out
+
+
+def _id_columns(raw_events: Any, indices: list[int], id_stats: set[int], wanted: set[int]
+                ) -> Optional[tuple[list[int], list[int], list[int], list[int]]]:
+    """(indices, offsets, durations, id values) of the events at ``indices``, read
+    from their bytes joined (one parse, no message per event), or None unless
+    every event wrote an offset and a duration and has the same number of stats,
+    exactly one of them wanted (always at the same place) and an id, every stat
+    valued int64 (or every one uint64). Then each event is what
+    :meth:`Host._read_marks_at` would read one message at a time: one wanted
+    stat, an executor id of value ``int64_value or uint64_value``.
+
+    The stats of the joined events merge into one column; a boundary stat put
+    before each event shows where each event's stats begin.
+    """
+    n = len(indices)
+    parsed = xplane_columns_pb2.EventValues.FromString(
+        _BOUNDARY + _BOUNDARY.join(map(raw_events.__getitem__, indices)))
+    offsets, durations = parsed.offset_ps[:], parsed.duration_ps[:]
+    if len(offsets) != n or len(durations) != n or parsed.num_occurrences or not n:
+        return None
+    stats = parsed.stats
+    ids = stats.metadata_id[:]
+    each, left = divmod(len(ids), n)  # stats per event, the boundary included
+    if left or each < 2 or ids.count(_BOUNDARY_ID) != n or ids[::each].count(_BOUNDARY_ID) != n:
+        return None
+    slot = None
+    for j in range(1, each):
+        at_j = set(ids[j::each])
+        if at_j.isdisjoint(wanted):
+            continue
+        if slot is not None or not at_j <= id_stats:
+            return None
+        slot = j
+    if slot is None:
+        return None
+    per = each - 1  # values per event, if every stat has one of the same kind
+    kinds = (stats.int64_value, stats.uint64_value, stats.double_value, stats.str_value,
+             stats.bytes_value, stats.ref_value)
+    sizes = [len(k) for k in kinds]
+    if sizes[0] == per * n and not any(sizes[1:]):
+        values = stats.int64_value[slot - 1::per]
+    elif sizes[1] == per * n and not sizes[0] and not any(sizes[2:]):
+        values = stats.uint64_value[slot - 1::per]
+    else:
+        return None
+    return indices, offsets, durations, values
 
 
 def _positions(mask: list[bool], count: int) -> list[int]:
@@ -436,27 +816,46 @@ class Host:
         """Step markers and executor ids: only events with a wanted stat count, and
         the line's stat column says how many wanted stats there are. Events whose
         metadata's first event has one are read first; the others only if those
-        did not hold them all."""
+        did not hold them all. Events the pick read as columns
+        (:attr:`Picked.id_columns`) are not read again."""
         total = sum(pick.stat_counts.get(k, 0) for k in wanted)
         if not total:
             return
         kind_of = kinds.get
         idx, mds = pick.rest_indices, pick.rest_ids
-        first = dict(zip(reversed(mds), reversed(idx)))
+        first = {md_id: idx[mds.index(md_id)] for md_id in set(mds)}
         likely = set()
         for md_id, i in first.items():
             if kind_of(md_id, _OTHER) == _OTHER and any(
                     map(wanted.__contains__, (st.metadata_id for st in events[i].stats))):
                 likely.add(md_id)
-        mask = list(map(likely.__contains__, mds))
+        as_columns = [found for md_id, found in (pick.id_columns or {}).items()
+                      if md_id in likely]
+        one_by_one = likely.difference(pick.id_columns or ())
         ids: list[tuple[int, tuple[int, int, int]]] = []
-        found = self._read_marks_at(list(compress(idx, mask)), events, base, wanted, ids)
+        found = 0
+        if one_by_one:
+            found = self._read_marks_at(list(compress(idx, map(one_by_one.__contains__, mds))),
+                                        events, base, wanted, ids)
+        for indices, _, _, _ in as_columns:
+            found += len(indices)  # one wanted stat each (see _id_columns)
         if found != total:
-            others = [i for i, md_id in compress(zip(idx, mds), map(not_, mask))
-                      if kind_of(md_id, _OTHER) == _OTHER]
+            others = [i for i, md_id in zip(idx, mds)
+                      if md_id not in likely and kind_of(md_id, _OTHER) == _OTHER]
             self._read_marks_at(others, events, base, wanted, ids)
+        # each part is in event order; several are merged
+        parts = [[(base + offset, base + offset + dur, value)
+                  for offset, dur, value in zip(offsets, durations, values)]
+                 for _, offsets, durations, values in as_columns]
+        if len(parts) + bool(ids) > 1:
+            for (indices, _, _, _), part in zip(as_columns, parts):
+                ids.extend(zip(indices, part))
+            parts = []
+        if ids:
             ids.sort(key=itemgetter(0))
-        line.ids.extend(map(itemgetter(1), ids))
+            line.ids.extend(map(itemgetter(1), ids))
+        for part in parts:
+            line.ids.extend(part)
 
     def _read_marks_at(self, chosen: list[int], events: Any, base: int,
                        wanted: dict[int, str],

@@ -58,3 +58,35 @@ class StatColumns(_message.Message):
     METADATA_ID_FIELD_NUMBER: _ClassVar[int]
     metadata_id: _containers.RepeatedScalarFieldContainer[int]
     def __init__(self, metadata_id: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class EventValues(_message.Message):
+    __slots__ = ("metadata_id", "offset_ps", "duration_ps", "stats", "num_occurrences")
+    METADATA_ID_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_PS_FIELD_NUMBER: _ClassVar[int]
+    DURATION_PS_FIELD_NUMBER: _ClassVar[int]
+    STATS_FIELD_NUMBER: _ClassVar[int]
+    NUM_OCCURRENCES_FIELD_NUMBER: _ClassVar[int]
+    metadata_id: _containers.RepeatedScalarFieldContainer[int]
+    offset_ps: _containers.RepeatedScalarFieldContainer[int]
+    duration_ps: _containers.RepeatedScalarFieldContainer[int]
+    stats: StatValues
+    num_occurrences: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, metadata_id: _Optional[_Iterable[int]] = ..., offset_ps: _Optional[_Iterable[int]] = ..., duration_ps: _Optional[_Iterable[int]] = ..., stats: _Optional[_Union[StatValues, _Mapping]] = ..., num_occurrences: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class StatValues(_message.Message):
+    __slots__ = ("metadata_id", "double_value", "uint64_value", "int64_value", "str_value", "bytes_value", "ref_value")
+    METADATA_ID_FIELD_NUMBER: _ClassVar[int]
+    DOUBLE_VALUE_FIELD_NUMBER: _ClassVar[int]
+    UINT64_VALUE_FIELD_NUMBER: _ClassVar[int]
+    INT64_VALUE_FIELD_NUMBER: _ClassVar[int]
+    STR_VALUE_FIELD_NUMBER: _ClassVar[int]
+    BYTES_VALUE_FIELD_NUMBER: _ClassVar[int]
+    REF_VALUE_FIELD_NUMBER: _ClassVar[int]
+    metadata_id: _containers.RepeatedScalarFieldContainer[int]
+    double_value: _containers.RepeatedScalarFieldContainer[float]
+    uint64_value: _containers.RepeatedScalarFieldContainer[int]
+    int64_value: _containers.RepeatedScalarFieldContainer[int]
+    str_value: _containers.RepeatedScalarFieldContainer[bytes]
+    bytes_value: _containers.RepeatedScalarFieldContainer[bytes]
+    ref_value: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, metadata_id: _Optional[_Iterable[int]] = ..., double_value: _Optional[_Iterable[float]] = ..., uint64_value: _Optional[_Iterable[int]] = ..., int64_value: _Optional[_Iterable[int]] = ..., str_value: _Optional[_Iterable[bytes]] = ..., bytes_value: _Optional[_Iterable[bytes]] = ..., ref_value: _Optional[_Iterable[int]] = ...) -> None: ...
