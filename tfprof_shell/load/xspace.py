@@ -823,7 +823,7 @@ class Host:
             return
         kind_of = kinds.get
         idx, mds = pick.rest_indices, pick.rest_ids
-        first = {md_id: idx[mds.index(md_id)] for md_id in set(mds)}
+        first = dict(zip(reversed(mds), reversed(idx)))  # linear in any metadata count
         likely = set()
         for md_id, i in first.items():
             if kind_of(md_id, _OTHER) == _OTHER and any(
