@@ -146,8 +146,8 @@ class _ScopeWalk:
         self.sort = sort
         self.displayed_only = displayed_only
         self.floor = flt.tree_floor()
-        #: The floor is no bound at all: every node passes it.
         self.nonnegative = nonnegative
+        #: The floor bounds nothing a node can have: every node passes it.
         self.open = (nonnegative and self.floor is not None
                      and self.floor[1] <= 0 and self.floor[3] <= 0)
 
