@@ -89,6 +89,10 @@ class ScopeView:
         def nonnegative() -> bool:  # own statistics are the graph nodes', whatever the accounting
             known = self._nonnegative.get(step)
             if known is None:
+                if not reuse:
+                    # Finding out reads every node: with the accounting it just
+                    # made, a command spares more by checking only what it shows.
+                    return False
                 if self._order is None:
                     self._order = postorder(self.root.children)
                 known = self._nonnegative[step] = stats_nonnegative(self._order)
