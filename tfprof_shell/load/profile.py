@@ -146,17 +146,21 @@ class _Traces:
 
     def _parse(self, code_def: bytes) -> list[Frame]:
         """The frames of a CodeDef, each distinct frame parsed (and made) once."""
-        known = self._frames
-        frames = []
-        for raw in profile_summary_pb2.CodeDefFrames.FromString(code_def).traces:
-            frame = known.get(raw)
-            if frame is None:
-                t = tfprof_log_pb2.CodeDef.Trace.FromString(raw)
-                get = self._id_to_string.get
-                frame = known[raw] = Frame(get(t.file_id, ""), t.lineno, get(t.function_id, ""),
-                                           t.func_start_line)
-            frames.append(frame)
-        return frames
+        raws = profile_summary_pb2.CodeDefFrames.FromString(code_def).traces
+        try:  # most frames are known: one C-level pass
+            return [*map(self._frames.__getitem__, raws)]
+        except KeyError:
+            return [self._frame(raw) for raw in raws]
+
+    def _frame(self, raw: bytes) -> Frame:
+        """The Frame of one CodeDef.Trace's bytes, made on first sight."""
+        frame = self._frames.get(raw)
+        if frame is None:
+            t = tfprof_log_pb2.CodeDef.Trace.FromString(raw)
+            get = self._id_to_string.get
+            frame = self._frames[raw] = Frame(get(t.file_id, ""), t.lineno,
+                                              get(t.function_id, ""), t.func_start_line)
+        return frame
 
 
 def _columns(path: str, node_name: str, field: str, columns: Any) -> dict[int, int]:

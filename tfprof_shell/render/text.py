@@ -138,16 +138,17 @@ def _pair_lines(root: DisplayNode, pairs: list[tuple[int, "_Formatted", str]],
 
     ``shaped``: the first pair is params, after a variable's shape (tree views).
     """
-    _line_writer(tuple((i, unit) for i, _, unit in pairs), shaped)(
+    _line_writer(tuple((i, unit, fmt.sparse) for i, fmt, unit in pairs), shaped)(
         root, parts.append, [fmt for _, fmt, _ in pairs])
 
 
-#: (stats and units, shaped) -> a compiled row loop (see _line_writer).
-_WRITERS: dict[tuple[tuple[tuple[int, str], ...], bool], Callable[..., None]] = {}
+#: (stats, units and sparseness, shaped) -> a compiled row loop (see _line_writer).
+_WRITERS: dict[tuple[tuple[tuple[int, str, bool], ...], bool], Callable[..., None]] = {}
 
 _WRITER_SOURCE = """
 def write(root, append, fmts):
     (%(unpack)s) = fmts
+%(sparse)s
     indents = {}
     shapes = {}
     stack = [root]
@@ -161,8 +162,10 @@ def write(root, append, fmts):
         total = node.total
         shape = ""
 %(shape)s
+%(totals)s
         if node.account:
             own = node.self_stats
+%(owns)s
             append(%(line)r %% (indent, node.name, shape, %(accounted)s))
         else:
             append(%(line_na)r %% (indent, node.name, shape, %(unaccounted)s))
@@ -180,27 +183,52 @@ _SHAPE_SOURCE = """
                 shape = shapes[key] = format_shape(g.shape) + ", "
 """
 
+#: The text of a sparse column's value (``values[stat]``) as ``name``: looked up
+#: with get, formatted by a direct call on a miss (cheaper than __missing__ when
+#: most values are new).
+_SPARSE_SOURCE = """
+%(pad)s%(name)s = g%(j)d(%(values)s[%(stat)d])
+%(pad)sif %(name)s is None:
+%(pad)s    %(name)s = f%(j)d[%(values)s[%(stat)d]] = fmt%(j)d(%(values)s[%(stat)d])
+"""
 
-def _line_writer(pairs: tuple[tuple[int, str], ...], shaped: bool) -> Callable[..., None]:
+
+def _line_writer(pairs: tuple[tuple[int, str, bool], ...], shaped: bool) -> Callable[..., None]:
     """``write(root, append, formatters)``: appends each row's line in preorder.
 
     The loop is compiled once per column set, with the statistics' indices
     and the line format as constants: a table of 100k rows spends most of
     its time in this loop, and one %-format of all values per row is the
-    cheapest way to make a line in Python.
+    cheapest way to make a line in Python. A sparse column (most values
+    distinct, e.g. bytes) formats its values before the line.
     """
     key = (pairs, shaped)
     writer = _WRITERS.get(key)
     if writer is None:
-        units = [unit.replace("%", "%%") for _, unit in pairs]
+        units = [unit.replace("%", "%%") for _, unit, _ in pairs]
+
+        def value(j: int, stat: int, sparse: bool, values: str) -> str:
+            return ("%s%d" % (values[0], j)) if sparse else "f%d[%s[%d]]" % (j, values, stat)
+
+        def sparse_source(values: str, pad: str) -> str:
+            return "".join(_SPARSE_SOURCE % {"pad": pad, "name": "%s%d" % (values[0], j), "j": j,
+                                             "values": values, "stat": stat}
+                           for j, (stat, _, sparse) in enumerate(pairs) if sparse)
+
         source = _WRITER_SOURCE % {
             "unpack": "".join("f%d, " % j for j in range(len(pairs))),
+            "sparse": "".join("    g%d, fmt%d = f%d.get, f%d.fmt\n" % (j, j, j, j)
+                              for j, (_, _, sparse) in enumerate(pairs) if sparse),
             "shape": _SHAPE_SOURCE if shaped else "",
+            "totals": sparse_source("total", " " * 8),
+            "owns": sparse_source("own", " " * 12),
             "line": "%s%s (%s" + ", ".join("%s/%s" + u for u in units) + ")\n",
             "line_na": "%s%s (%s" + ", ".join("--/%s" + u for u in units) + ")\n",
-            "accounted": ", ".join("f%d[own[%d]], f%d[total[%d]]" % (j, i, j, i)
-                                   for j, (i, _) in enumerate(pairs)),
-            "unaccounted": ", ".join("f%d[total[%d]]" % (j, i) for j, (i, _) in enumerate(pairs)),
+            "accounted": ", ".join("%s, %s" % (value(j, i, sparse, "own"),
+                                               value(j, i, sparse, "total"))
+                                   for j, (i, _, sparse) in enumerate(pairs)),
+            "unaccounted": ", ".join(value(j, i, sparse, "total")
+                                     for j, (i, _, sparse) in enumerate(pairs)),
         }
         namespace: dict = {"format_shape": format_shape}
         exec(compile(source, "<text rows %r>" % (key,), "exec"), namespace)
@@ -220,10 +248,12 @@ class _Formatted(dict):
 
     def __init__(self, fmt: Callable[[int], str]) -> None:
         super().__init__()
-        self._fmt = fmt
+        self.fmt = fmt
+        #: Most values of the column are distinct (memory sizes): see _line_writer.
+        self.sparse = fmt is format_memory
 
     def __missing__(self, value: int) -> str:
-        text = self[value] = self._fmt(value)
+        text = self[value] = self.fmt(value)
         return text
 
 

@@ -10,7 +10,7 @@ timelines or pprof files without touching the view again.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from operator import add
+from operator import add, attrgetter
 from types import MappingProxyType
 from typing import Any, Iterator, Mapping, Optional, Protocol, Sequence, TypeVar
 
@@ -85,6 +85,17 @@ def total_with(own: tuple[int, ...], children: Sequence[Any]) -> tuple[int, ...]
             own = map(add, own, child.total)  # type: ignore[assignment]
         return tuple(own)
     return tuple(map(sum, zip(own, *[c.total for c in children])))
+
+
+def stats_nonnegative(nodes: Sequence[ViewNode]) -> bool:
+    """True if no statistic of the nodes' own (accounted) statistics is below 0.
+
+    Then no total is either (totals add own statistics and definition counts).
+    """
+    return min(map(min, map(_own, nodes)), default=0) >= 0
+
+
+_own = attrgetter("self")
 
 
 def sum_totals(nodes: Sequence[ViewNode]) -> tuple[int, ...]:

@@ -17,7 +17,7 @@ from ..model import Frame, GraphNode, Model
 from ..model.stats import DEFS, N_TOTAL, ZERO_SELF
 from ..options import Options
 from .base import (EMPTY, ONE, ROOT_NAME, ZERO_TOTAL, DisplayNode, ViewNode, ViewResult,
-                   total_with)
+                   stats_nonnegative, total_with)
 from .op import snapshot
 from .tree import show_tree
 
@@ -64,21 +64,22 @@ class CodeView:
         # Loaders share one frame list among nodes with the same stack: walk each once.
         self._leaves: dict[tuple[int, str], ViewNode] = {}
         self._labels: dict[Frame, str] = {}
-        #: Nodes that got members (only they may need them sorted).
+        #: Nodes that got members (the only ones with own statistics).
         self._with_members: list[ViewNode] = []
         #: Every node below the root in the order made: each after its ancestors.
         self._made: list[ViewNode] = []
         forward: dict[str, GraphNode] = {}
         gradients: dict[str, list[GraphNode]] = {}
         for gnode in model.sorted_nodes():
-            if not gnode.trace:
+            trace = gnode.trace
+            if not trace:
                 continue
             fwd = forward_name(gnode.name)
             if fwd is not None:
                 gradients.setdefault(fwd, []).append(gnode)
                 continue
             forward[gnode.name] = gnode
-            self._add_member(self._path(gnode.trace, ""), gnode)
+            self._add_member(self._path(trace, ""), gnode)
         unaccounted = 0
         for fwd in sorted(gradients):
             fnode = forward.get(fwd)
@@ -93,13 +94,14 @@ class CodeView:
         for node in self._with_members:
             if len(node.members) > 1:
                 node.members = dict(sorted(node.members.items()))
-        self._with_members.clear()
         self._leaves.clear()  # keyed by id(): only valid while building
         self._labels.clear()
         #: (step, account regexes) of the accounting the tree holds.
         self._accounted: Optional[tuple[int, tuple[str, ...]]] = None
         #: Nodes without members hold the match-all accounting (as made: see _walk).
         self._bare_all = True
+        #: Whether no own statistic of the accounting the tree holds is below 0.
+        self._nonnegative = True
 
     def _add_member(self, leaf: ViewNode, gnode: GraphNode) -> None:
         members = leaf.members
@@ -168,16 +170,20 @@ class CodeView:
         def reaccount(nodes: list[ViewNode]) -> list[ViewNode]:
             if accounting.match_all:
                 bare, self._bare_all = self._bare_all, True
-                return _account_all(self._made, nodes, step, bare)
-            self._bare_all = False
-            return _account(nodes, step, accounting)
+                kept = _account_all(self._made, nodes, step, bare)
+            else:
+                self._bare_all = False
+                kept = _account(nodes, step, accounting)
+            # Nodes without members have zero own statistics.
+            self._nonnegative = stats_nonnegative(self._with_members)
+            return kept
 
         # The code view never re-accounts displayed nodes, so the accounting of
         # the last command is reusable whenever step and regexes are the same.
         key = (step, accounting.patterns)
         reuse, self._accounted = key == self._accounted, None
         shown = show_tree(self.root, None if reuse else reaccount, flt,
-                          _sorter(opts.order_by), False, True)
+                          _sorter(opts.order_by), False, True, lambda: self._nonnegative)
         self._accounted = key
         return ViewResult("code", opts, shown,
                           notes=notes, model=self.model)

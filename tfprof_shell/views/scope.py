@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from operator import attrgetter
-from typing import Optional
+from typing import Callable, Optional
 
 from ..engine.account import Accounting
 from ..engine.filter import Filter
-from ..engine.order import sort_stable
+from ..engine.order import sort_key
 from ..model import GraphNode, Model
 from ..model.stats import ZERO_SELF
 from ..options import Options
-from .base import ROOT_NAME, SCOPE_PARENT, ViewNode, ViewResult
+from .base import (ROOT_NAME, SCOPE_PARENT, DisplayNode, ViewNode, ViewResult,
+                   stats_nonnegative)
 from .tree import account_scope_all, account_scope_tree, postorder, show_tree
 
 
@@ -69,6 +70,8 @@ class ScopeView:
         self._accounted: Optional[tuple[int, tuple[str, ...]]] = None
         #: Every node below the root, children first (made on first use).
         self._order: Optional[list[ViewNode]] = None
+        #: step -> whether no node has a statistic below 0 in it.
+        self._nonnegative: dict[int, bool] = {}
 
     def show(self, opts: Options) -> ViewResult:
         """Account, filter, sort and freeze the tree for one command."""
@@ -83,12 +86,31 @@ class ScopeView:
                 return account_scope_all(self._order, nodes, step)
             return account_scope_tree(nodes, step, accounting)
 
+        def nonnegative() -> bool:  # own statistics are the graph nodes', whatever the accounting
+            known = self._nonnegative.get(step)
+            if known is None:
+                if not reuse:
+                    # Finding out reads every node: with the accounting it just
+                    # made, a command spares more by checking only what it shows.
+                    return False
+                if self._order is None:
+                    self._order = postorder(self.root.children)
+                known = self._nonnegative[step] = stats_nonnegative(self._order)
+            return known
+
         key = (step, accounting.patterns)
         reuse, self._accounted = key == self._accounted, None
-        shown = show_tree(self.root, None if reuse else reaccount, flt,
-                          lambda ns: sort_stable(ns, opts.order_by),
-                          opts.account_displayed_op_only, False)
+        shown = show_tree(self.root, None if reuse else reaccount, flt, _sorter(opts.order_by),
+                          opts.account_displayed_op_only, False, nonnegative)
         # Re-accounting displayed nodes rewrites totals: the next command starts over.
         self._accounted = None if opts.account_displayed_op_only else key
         return ViewResult("scope", opts, shown,
                           model=self.model)
+
+
+def _sorter(order_by: str) -> Callable[[list[DisplayNode]], list[DisplayNode]]:
+    """engine.order.sort_stable of displayed siblings, its key made once per command."""
+    if not order_by:
+        return lambda nodes: nodes
+    key = sort_key(order_by, list_view=False)
+    return lambda nodes: sorted(nodes, key=key)

@@ -19,14 +19,16 @@ from .base import ONE, ZERO_TOTAL, DisplayNode, ViewNode, sum_totals, total_with
 def show_tree(root: ViewNode,
               reaccount: Optional[Callable[[list[ViewNode]], list[ViewNode]]], flt: Filter,
               sort: Callable[[list[DisplayNode]], list[DisplayNode]], displayed_only: bool,
-              code_rules: bool) -> DisplayNode:
+              code_rules: bool, nonnegative: Callable[[], bool] = lambda: False) -> DisplayNode:
     """One command on a scope or code tree: account, re-root, display, freeze.
 
     ``reaccount(nodes)`` accounts the trees below ``nodes`` and returns the
     kept ones (e.g. account_scope_tree); None reuses the
     accounting of the previous command (the caller knows it had the same
     step and account regexes and that its display did not re-account
-    totals). ``sort`` orders sibling DisplayNodes.
+    totals). ``sort`` orders sibling DisplayNodes. ``nonnegative()``, asked
+    after accounting, says whether every node's own statistics are >= 0 (then
+    so are all totals, and bounds <= 0 need no checks).
     """
     if reaccount is not None:
         root.kept = reaccount(root.children)
@@ -34,7 +36,8 @@ def show_tree(root: ViewNode,
     roots = root.kept
     if not flt.start_is_all:
         roots = search_roots(roots, flt.start)
-    shown = print_tree([root], flt, 1, 0, root, roots, sort, displayed_only, code_rules)
+    shown = print_tree([root], flt, 1, 0, root, roots, sort, displayed_only, code_rules,
+                       nonnegative())
     if not shown:  # the root itself is cut (code view: max_depth < 1 or trimmed)
         return _freeze(root, 0, [], code_rules)
     return shown[0]
@@ -116,17 +119,19 @@ def _freeze(node: ViewNode, depth: int, children: list[DisplayNode], multi: bool
 def print_tree(nodes: list[ViewNode], flt: Filter, depth: int, indent: int,
                root: ViewNode, roots: list[ViewNode],
                sort: Callable[[list[DisplayNode]], list[DisplayNode]],
-               displayed_only: bool, code_rules: bool) -> list[DisplayNode]:
+               displayed_only: bool, code_rules: bool,
+               nonnegative: bool = False) -> list[DisplayNode]:
     """The displayed nodes below ``nodes`` (the engine's PrintScope), frozen.
 
     Walks the kept children (``roots`` below the root); each shown node
     becomes a DisplayNode once its totals are final, with its shown
     descendants as children. ``code_rules`` selects the code view's
     variant: a trimmed or too deep node is dropped with its subtree, and
-    totals are never re-accounted.
+    totals are never re-accounted. ``nonnegative``: no statistic of any node
+    is below 0.
     """
     walk = _CodeWalk if code_rules else _ScopeWalk
-    return walk(flt, root, roots, sort, displayed_only).visit(nodes, depth, indent)
+    return walk(flt, root, roots, sort, displayed_only, nonnegative).visit(nodes, depth, indent)
 
 
 class _ScopeWalk:
@@ -134,12 +139,17 @@ class _ScopeWalk:
 
     def __init__(self, flt: Filter, root: ViewNode, roots: list[ViewNode],
                  sort: Callable[[list[DisplayNode]], list[DisplayNode]],
-                 displayed_only: bool) -> None:
+                 displayed_only: bool, nonnegative: bool = False) -> None:
         self.flt = flt
         self.root = root
         self.roots = roots
         self.sort = sort
         self.displayed_only = displayed_only
+        self.floor = flt.tree_floor()
+        self.nonnegative = nonnegative
+        #: The floor bounds nothing a node can have: every node passes it.
+        self.open = (nonnegative and self.floor is not None
+                     and self.floor[1] <= 0 and self.floor[3] <= 0)
 
     def visit(self, nodes: list[ViewNode], depth: int, indent: int) -> list[DisplayNode]:
         root = self.root
@@ -157,7 +167,9 @@ class _ScopeWalk:
             return []
         trim = flt.trim if flt.trims else None
         deeper = depth + 1 if depth < flt.max_depth else 0
-        floor = flt.tree_floor()
+        if self.open:
+            return self._visit_open(nodes, deeper, indent, trim)
+        floor = self.floor
         if floor is not None:
             return self._visit_floor(nodes, deeper, indent, trim, floor)
         passes = self.passes
@@ -204,6 +216,26 @@ class _ScopeWalk:
                                children, node.gnode, (), (), node.frame, node.suffix, node))
         return shown
 
+    def _visit_open(self, nodes: list[ViewNode], deeper: int, indent: int,
+                    trim: Optional[Callable[[str], bool]]) -> list[DisplayNode]:
+        """_visit_floor when every node passes (see open): each node is shown."""
+        visit, sort, displayed_only = self._visit, self.sort, self.displayed_only
+        shown: list[DisplayNode] = []
+        append = shown.append
+        for node in nodes:
+            below = node.kept
+            if below and deeper and (trim is None or not trim(node.name)):
+                children = visit(below, deeper, indent + 1)
+                if len(children) > 1:
+                    children = sort(children)
+            else:
+                children = []
+            if displayed_only:
+                node.set_total(children)  # DisplayNodes carry the same totals
+            append(DisplayNode(node.name, indent, node.account, node.self, node.total,
+                               children, node.gnode, (), (), node.frame, node.suffix, node))
+        return shown
+
     def _shown(self, node: ViewNode, indent: int,
                shown_children: list[DisplayNode]) -> DisplayNode:
         if len(shown_children) > 1:
@@ -220,6 +252,8 @@ class _CodeWalk(_ScopeWalk):
     def visit(self, nodes: list[ViewNode], depth: int, indent: int) -> list[DisplayNode]:
         flt = self.flt
         self.floor = flt.total_floor()
+        if self.floor is not None and self.floor[1] <= 0 and self.nonnegative:
+            self.floor = (self.floor[0], None)  # every node passes: see _floor_visit
         if depth > flt.max_depth:
             return []
         root = self.root
@@ -266,14 +300,17 @@ class _CodeWalk(_ScopeWalk):
                            node.suffix, node)
 
 
-def _floor_visit(floor: tuple[Callable[[Sequence[int]], Sequence[int]], int],
+def _floor_visit(floor: tuple[Callable[[Sequence[int]], Sequence[int]], Optional[int]],
                  trim: Optional[Callable[[str], bool]], max_depth: int,
                  sort: Callable[[list[DisplayNode]], list[DisplayNode]]
                  ) -> Callable[[list[ViewNode], int, int], list[DisplayNode]]:
     """_CodeWalk._visit in the common case (see Filter.total_floor): passes and
     _shown inlined, the command's state in the closure (a call per shown parent,
-    most of them frames with one child, sets up nothing)."""
+    most of them frames with one child, sets up nothing). A floor of None is
+    passed by every node."""
     get, least = floor
+    if least is None:
+        return _open_visit(trim, max_depth, sort)
 
     def visit(nodes: list[ViewNode], depth: int, indent: int) -> list[DisplayNode]:
         deeper = depth + 1 if depth < max_depth else 0
@@ -294,6 +331,32 @@ def _floor_visit(floor: tuple[Callable[[Sequence[int]], Sequence[int]], int],
                                    node.suffix, node))
             elif below and deeper:
                 shown.extend(visit(below, deeper, indent))
+        return shown
+
+    return visit
+
+
+def _open_visit(trim: Optional[Callable[[str], bool]], max_depth: int,
+                sort: Callable[[list[DisplayNode]], list[DisplayNode]]
+                ) -> Callable[[list[ViewNode], int, int], list[DisplayNode]]:
+    """_floor_visit when every node passes: each visited node is shown."""
+
+    def visit(nodes: list[ViewNode], depth: int, indent: int) -> list[DisplayNode]:
+        deeper = depth + 1 if depth < max_depth else 0
+        shown: list[DisplayNode] = []
+        append = shown.append
+        for node in nodes:
+            if trim is not None and trim(node.name):
+                continue
+            below = node.kept
+            children = visit(below, deeper, indent + 1) if below and deeper else []
+            if len(children) > 1:
+                children = sort(children)
+            picked = node.picked
+            append(DisplayNode(node.name, indent, node.account, node.self, node.total,
+                               children, node.gnode,
+                               tuple(picked.values()) if picked else (), (), node.frame,
+                               node.suffix, node))
         return shown
 
     return visit
