@@ -44,3 +44,13 @@ def sort_list_view(nodes: list[T], order_by: str, displayed: bool = False) -> li
     if not order_by or len(nodes) < 2:
         return nodes
     return sorted(nodes, key=sort_key(order_by, list_view=True, displayed=displayed))
+
+
+def sorter(order_by: str, list_view: bool, displayed: bool = False
+           ) -> Callable[[list[T]], list[T]]:
+    """A function ordering sibling lists as sort_stable / sort_list_view do, its
+    key made once (a command sorts thousands of sibling lists)."""
+    if not order_by:
+        return lambda nodes: nodes
+    key = sort_key(order_by, list_view, displayed)
+    return lambda nodes: sorted(nodes, key=key)

@@ -8,15 +8,15 @@ in `` (gradient)``.
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Optional
 
 from ..engine.account import Accounting, sum_stats
 from ..engine.filter import Filter
-from ..engine.order import sort_key
+from ..engine.order import sorter
 from ..model import Frame, GraphNode, Model
 from ..model.stats import DEFS, N_TOTAL, ZERO_SELF
 from ..options import Options
-from .base import (EMPTY, ONE, ROOT_NAME, ZERO_TOTAL, DisplayNode, ViewNode, ViewResult,
+from .base import (EMPTY, ONE, ROOT_NAME, ZERO_TOTAL, ViewNode, ViewResult,
                    stats_nonnegative, total_with)
 from .op import snapshot
 from .tree import show_tree
@@ -183,18 +183,12 @@ class CodeView:
         key = (step, accounting.patterns)
         reuse, self._accounted = key == self._accounted, None
         shown = show_tree(self.root, None if reuse else reaccount, flt,
-                          _sorter(opts.order_by), False, True, lambda: self._nonnegative)
+                          sorter(opts.order_by, list_view=True, displayed=True), False, True,
+                          lambda: self._nonnegative)
         self._accounted = key
         return ViewResult("code", opts, shown,
                           notes=notes, model=self.model)
 
-
-def _sorter(order_by: str) -> Callable[[list[DisplayNode]], list[DisplayNode]]:
-    """engine.order.sort_list_view of displayed siblings, its key made once per command."""
-    if not order_by:
-        return lambda nodes: nodes
-    key = sort_key(order_by, list_view=True, displayed=True)
-    return lambda nodes: sorted(nodes, key=key)
 
 
 def _account(nodes: list[ViewNode], step: int, accounting: Accounting) -> list[ViewNode]:

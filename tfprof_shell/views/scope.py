@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from operator import attrgetter
-from typing import Callable, Optional
+from typing import Optional
 
 from ..engine.account import Accounting
 from ..engine.filter import Filter
-from ..engine.order import sort_key
+from ..engine.order import sorter
 from ..model import GraphNode, Model
 from ..model.stats import ZERO_SELF
 from ..options import Options
-from .base import (ROOT_NAME, SCOPE_PARENT, DisplayNode, ViewNode, ViewResult,
+from .base import (ROOT_NAME, SCOPE_PARENT, ViewNode, ViewResult,
                    stats_nonnegative)
 from .tree import account_scope_all, account_scope_tree, postorder, show_tree
 
@@ -100,17 +100,11 @@ class ScopeView:
 
         key = (step, accounting.patterns)
         reuse, self._accounted = key == self._accounted, None
-        shown = show_tree(self.root, None if reuse else reaccount, flt, _sorter(opts.order_by),
+        shown = show_tree(self.root, None if reuse else reaccount, flt,
+                          sorter(opts.order_by, list_view=False),
                           opts.account_displayed_op_only, False, nonnegative)
         # Re-accounting displayed nodes rewrites totals: the next command starts over.
         self._accounted = None if opts.account_displayed_op_only else key
         return ViewResult("scope", opts, shown,
                           model=self.model)
 
-
-def _sorter(order_by: str) -> Callable[[list[DisplayNode]], list[DisplayNode]]:
-    """engine.order.sort_stable of displayed siblings, its key made once per command."""
-    if not order_by:
-        return lambda nodes: nodes
-    key = sort_key(order_by, list_view=False)
-    return lambda nodes: sorted(nodes, key=key)
