@@ -167,8 +167,6 @@ class _ScopeWalk:
             return []
         trim = flt.trim if flt.trims else None
         deeper = depth + 1 if depth < flt.max_depth else 0
-        if self.open:
-            return self._visit_open(nodes, deeper, indent, trim)
         floor = self.floor
         if floor is not None:
             return self._visit_floor(nodes, deeper, indent, trim, floor)
@@ -189,47 +187,28 @@ class _ScopeWalk:
 
     def _visit_floor(self, nodes: list[ViewNode], deeper: int, indent: int,
                      trim: Optional[Callable[[str], bool]], floor: tuple) -> list[DisplayNode]:
-        """_visit in the common case (see Filter.tree_floor), with passes and _shown inlined."""
+        """_visit in the common case (see Filter.tree_floor), with passes and _shown
+        inlined; when the floor is open (see __init__), without checking it."""
         get, least, self_get, self_least = floor
+        open_ = self.open
         visit, sort, displayed_only = self._visit, self.sort, self.displayed_only
         shown: list[DisplayNode] = []
         append = shown.append
         for node in nodes:
+            passed = open_ or (min(get(node.total)) >= least
+                               and min(self_get(node.self)) >= self_least)
             below = node.kept
             if below and deeper and (trim is None or not trim(node.name)):
-                if min(get(node.total)) >= least and min(self_get(node.self)) >= self_least:
-                    children = visit(below, deeper, indent + 1)
-                    if len(children) > 1:
-                        children = sort(children)
-                    if displayed_only:
-                        node.set_total(children)  # DisplayNodes carry the same totals
-                else:
+                if not passed:
                     shown.extend(visit(below, deeper, indent))
                     continue
-            elif min(get(node.total)) >= least and min(self_get(node.self)) >= self_least:
-                children = []
-                if displayed_only:
-                    node.set_total(children)
-            else:
-                continue
-            append(DisplayNode(node.name, indent, node.account, node.self, node.total,
-                               children, node.gnode, (), (), node.frame, node.suffix, node))
-        return shown
-
-    def _visit_open(self, nodes: list[ViewNode], deeper: int, indent: int,
-                    trim: Optional[Callable[[str], bool]]) -> list[DisplayNode]:
-        """_visit_floor when every node passes (see open): each node is shown."""
-        visit, sort, displayed_only = self._visit, self.sort, self.displayed_only
-        shown: list[DisplayNode] = []
-        append = shown.append
-        for node in nodes:
-            below = node.kept
-            if below and deeper and (trim is None or not trim(node.name)):
                 children = visit(below, deeper, indent + 1)
                 if len(children) > 1:
                     children = sort(children)
-            else:
+            elif passed:
                 children = []
+            else:
+                continue
             if displayed_only:
                 node.set_total(children)  # DisplayNodes carry the same totals
             append(DisplayNode(node.name, indent, node.account, node.self, node.total,
@@ -309,8 +288,7 @@ def _floor_visit(floor: tuple[Callable[[Sequence[int]], Sequence[int]], Optional
     most of them frames with one child, sets up nothing). A floor of None is
     passed by every node."""
     get, least = floor
-    if least is None:
-        return _open_visit(trim, max_depth, sort)
+    open_ = least is None
 
     def visit(nodes: list[ViewNode], depth: int, indent: int) -> list[DisplayNode]:
         deeper = depth + 1 if depth < max_depth else 0
@@ -320,7 +298,7 @@ def _floor_visit(floor: tuple[Callable[[Sequence[int]], Sequence[int]], Optional
             if trim is not None and trim(node.name):
                 continue
             below = node.kept
-            if min(get(node.total)) >= least:
+            if open_ or min(get(node.total)) >= least:
                 children = visit(below, deeper, indent + 1) if below and deeper else []
                 if len(children) > 1:
                     children = sort(children)
@@ -331,32 +309,6 @@ def _floor_visit(floor: tuple[Callable[[Sequence[int]], Sequence[int]], Optional
                                    node.suffix, node))
             elif below and deeper:
                 shown.extend(visit(below, deeper, indent))
-        return shown
-
-    return visit
-
-
-def _open_visit(trim: Optional[Callable[[str], bool]], max_depth: int,
-                sort: Callable[[list[DisplayNode]], list[DisplayNode]]
-                ) -> Callable[[list[ViewNode], int, int], list[DisplayNode]]:
-    """_floor_visit when every node passes: each visited node is shown."""
-
-    def visit(nodes: list[ViewNode], depth: int, indent: int) -> list[DisplayNode]:
-        deeper = depth + 1 if depth < max_depth else 0
-        shown: list[DisplayNode] = []
-        append = shown.append
-        for node in nodes:
-            if trim is not None and trim(node.name):
-                continue
-            below = node.kept
-            children = visit(below, deeper, indent + 1) if below and deeper else []
-            if len(children) > 1:
-                children = sort(children)
-            picked = node.picked
-            append(DisplayNode(node.name, indent, node.account, node.self, node.total,
-                               children, node.gnode,
-                               tuple(picked.values()) if picked else (), (), node.frame,
-                               node.suffix, node))
         return shown
 
     return visit
