@@ -24,31 +24,21 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n+tfprof_shell/proto/src/xplane_columns.proto\x12\x1atfprof_shell.xprof_columns\"J\n\rXSpaceColumns\x12\x39\n\x06planes\x18\x01 \x03(\x0b\x32).tfprof_shell.xprof_columns.XPlaneColumns\"\x89\x02\n\rXPlaneColumns\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x37\n\x05lines\x18\x03 \x03(\x0b\x32(.tfprof_shell.xprof_columns.XLineColumns\x12T\n\x0e\x65vent_metadata\x18\x04 \x03(\x0b\x32<.tfprof_shell.xprof_columns.XPlaneColumns.EventMetadataEntry\x1a[\n\x12\x45ventMetadataEntry\x12\x0b\n\x03key\x18\x01 \x01(\x03\x12\x34\n\x05value\x18\x02 \x01(\x0b\x32%.tfprof_shell.xprof_columns.EventName:\x02\x38\x01\"\x19\n\tEventName\x12\x0c\n\x04name\x18\x02 \x01(\t\"H\n\x0cXLineColumns\x12\x38\n\x06\x65vents\x18\x04 \x01(\x0b\x32(.tfprof_shell.xprof_columns.EventColumns\"\x83\x01\n\x0c\x45ventColumns\x12\x13\n\x0bmetadata_id\x18\x01 \x03(\x03\x12\x11\n\toffset_ps\x18\x02 \x03(\x03\x12\x13\n\x0b\x64uration_ps\x18\x03 \x03(\x03\x12\x36\n\x05stats\x18\x04 \x01(\x0b\x32\'.tfprof_shell.xprof_columns.StatColumns\"\"\n\x0bStatColumns\x12\x13\n\x0bmetadata_id\x18\x01 \x03(\x03\"\x9a\x01\n\x0b\x45ventValues\x12\x13\n\x0bmetadata_id\x18\x01 \x03(\x03\x12\x11\n\toffset_ps\x18\x02 \x03(\x03\x12\x13\n\x0b\x64uration_ps\x18\x03 \x03(\x03\x12\x35\n\x05stats\x18\x04 \x01(\x0b\x32&.tfprof_shell.xprof_columns.StatValues\x12\x17\n\x0fnum_occurrences\x18\x05 \x03(\x03\"\x9d\x01\n\nStatValues\x12\x13\n\x0bmetadata_id\x18\x01 \x03(\x03\x12\x14\n\x0c\x64ouble_value\x18\x02 \x03(\x01\x12\x14\n\x0cuint64_value\x18\x03 \x03(\x04\x12\x13\n\x0bint64_value\x18\x04 \x03(\x03\x12\x11\n\tstr_value\x18\x05 \x03(\x0c\x12\x13\n\x0b\x62ytes_value\x18\x06 \x03(\x0c\x12\x11\n\tref_value\x18\x07 \x03(\x04\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n+tfprof_shell/proto/src/xplane_columns.proto\x12\x1atfprof_shell.xprof_columns\"H\n\x0cXLineColumns\x12\x38\n\x06\x65vents\x18\x04 \x01(\x0b\x32(.tfprof_shell.xprof_columns.EventColumns\"\x83\x01\n\x0c\x45ventColumns\x12\x13\n\x0bmetadata_id\x18\x01 \x03(\x03\x12\x11\n\toffset_ps\x18\x02 \x03(\x03\x12\x13\n\x0b\x64uration_ps\x18\x03 \x03(\x03\x12\x36\n\x05stats\x18\x04 \x01(\x0b\x32\'.tfprof_shell.xprof_columns.StatColumns\"\"\n\x0bStatColumns\x12\x13\n\x0bmetadata_id\x18\x01 \x03(\x03\"\x9a\x01\n\x0b\x45ventValues\x12\x13\n\x0bmetadata_id\x18\x01 \x03(\x03\x12\x11\n\toffset_ps\x18\x02 \x03(\x03\x12\x13\n\x0b\x64uration_ps\x18\x03 \x03(\x03\x12\x35\n\x05stats\x18\x04 \x01(\x0b\x32&.tfprof_shell.xprof_columns.StatValues\x12\x17\n\x0fnum_occurrences\x18\x05 \x03(\x03\"\x9d\x01\n\nStatValues\x12\x13\n\x0bmetadata_id\x18\x01 \x03(\x03\x12\x14\n\x0c\x64ouble_value\x18\x02 \x03(\x01\x12\x14\n\x0cuint64_value\x18\x03 \x03(\x04\x12\x13\n\x0bint64_value\x18\x04 \x03(\x03\x12\x11\n\tstr_value\x18\x05 \x03(\x0c\x12\x13\n\x0b\x62ytes_value\x18\x06 \x03(\x0c\x12\x11\n\tref_value\x18\x07 \x03(\x04\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'tfprof_shell.proto.xplane_columns_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_XPLANECOLUMNS_EVENTMETADATAENTRY']._loaded_options = None
-  _globals['_XPLANECOLUMNS_EVENTMETADATAENTRY']._serialized_options = b'8\001'
-  _globals['_XSPACECOLUMNS']._serialized_start=75
-  _globals['_XSPACECOLUMNS']._serialized_end=149
-  _globals['_XPLANECOLUMNS']._serialized_start=152
-  _globals['_XPLANECOLUMNS']._serialized_end=417
-  _globals['_XPLANECOLUMNS_EVENTMETADATAENTRY']._serialized_start=326
-  _globals['_XPLANECOLUMNS_EVENTMETADATAENTRY']._serialized_end=417
-  _globals['_EVENTNAME']._serialized_start=419
-  _globals['_EVENTNAME']._serialized_end=444
-  _globals['_XLINECOLUMNS']._serialized_start=446
-  _globals['_XLINECOLUMNS']._serialized_end=518
-  _globals['_EVENTCOLUMNS']._serialized_start=521
-  _globals['_EVENTCOLUMNS']._serialized_end=652
-  _globals['_STATCOLUMNS']._serialized_start=654
-  _globals['_STATCOLUMNS']._serialized_end=688
-  _globals['_EVENTVALUES']._serialized_start=691
-  _globals['_EVENTVALUES']._serialized_end=845
-  _globals['_STATVALUES']._serialized_start=848
-  _globals['_STATVALUES']._serialized_end=1005
+  _globals['_XLINECOLUMNS']._serialized_start=75
+  _globals['_XLINECOLUMNS']._serialized_end=147
+  _globals['_EVENTCOLUMNS']._serialized_start=150
+  _globals['_EVENTCOLUMNS']._serialized_end=281
+  _globals['_STATCOLUMNS']._serialized_start=283
+  _globals['_STATCOLUMNS']._serialized_end=317
+  _globals['_EVENTVALUES']._serialized_start=320
+  _globals['_EVENTVALUES']._serialized_end=474
+  _globals['_STATVALUES']._serialized_start=477
+  _globals['_STATVALUES']._serialized_end=634
 # @@protoc_insertion_point(module_scope)

@@ -6,35 +6,6 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
-class XSpaceColumns(_message.Message):
-    __slots__ = ("planes",)
-    PLANES_FIELD_NUMBER: _ClassVar[int]
-    planes: _containers.RepeatedCompositeFieldContainer[XPlaneColumns]
-    def __init__(self, planes: _Optional[_Iterable[_Union[XPlaneColumns, _Mapping]]] = ...) -> None: ...
-
-class XPlaneColumns(_message.Message):
-    __slots__ = ("name", "lines", "event_metadata")
-    class EventMetadataEntry(_message.Message):
-        __slots__ = ("key", "value")
-        KEY_FIELD_NUMBER: _ClassVar[int]
-        VALUE_FIELD_NUMBER: _ClassVar[int]
-        key: int
-        value: EventName
-        def __init__(self, key: _Optional[int] = ..., value: _Optional[_Union[EventName, _Mapping]] = ...) -> None: ...
-    NAME_FIELD_NUMBER: _ClassVar[int]
-    LINES_FIELD_NUMBER: _ClassVar[int]
-    EVENT_METADATA_FIELD_NUMBER: _ClassVar[int]
-    name: str
-    lines: _containers.RepeatedCompositeFieldContainer[XLineColumns]
-    event_metadata: _containers.MessageMap[int, EventName]
-    def __init__(self, name: _Optional[str] = ..., lines: _Optional[_Iterable[_Union[XLineColumns, _Mapping]]] = ..., event_metadata: _Optional[_Mapping[int, EventName]] = ...) -> None: ...
-
-class EventName(_message.Message):
-    __slots__ = ("name",)
-    NAME_FIELD_NUMBER: _ClassVar[int]
-    name: str
-    def __init__(self, name: _Optional[str] = ...) -> None: ...
-
 class XLineColumns(_message.Message):
     __slots__ = ("events",)
     EVENTS_FIELD_NUMBER: _ClassVar[int]
