@@ -18,7 +18,7 @@ from ..model import Frame
 from ..proto import xplane_stacks_pb2
 from .files import read_unzipped
 from .pystack import Line, nested_stacks, parse_py_frame, stacks
-from .wire import LEN, top_fields
+from .xspace_bytes import PlaneFields, plane_bytes
 
 _AFTER_ALL = 1 << 62  # later than any time in picoseconds
 #: Lines with at most this many events are walked whole when stacks are looked
@@ -89,24 +89,17 @@ def read_frame_lines(path: str, where: list[tuple[int, int]]
     bytes of the lines at ``where`` (plane index, line index), found without a parse."""
     data = read_unzipped(path, "profile_path")
     bad = LoadError("--profile_path %s: not an XSpace (.xplane.pb) file" % path)
-    top = top_fields(data, limit=1 << 20)
-    if top is None:
+    planes = plane_bytes(data)
+    if planes is None:
         raise bad
-    planes = [value for number, wire, value in top if number == 1 and wire == LEN]
     frames: dict[int, dict[int, Frame]] = {}
     lines: dict[tuple[int, int], memoryview] = {}
-    entry = xplane_stacks_pb2.EventNameEntry.FromString
     for p in sorted({p for p, _ in where}):
-        fields = top_fields(planes[p], limit=1 << 30) if p < len(planes) else None
-        if fields is None:
+        plane = PlaneFields.split(planes[p]) if p < len(planes) else None
+        if plane is None:
             raise bad
-        names: dict[int, str] = {}
-        for number, wire, value in fields:
-            if number == 4 and wire == LEN:  # event_metadata: a map, the last entry wins
-                md = entry(value)
-                names[md.key] = md.value.name
-        frames[p] = frames_named(names.items())
-        plane_lines = [value for number, wire, value in fields if number == 3 and wire == LEN]
+        frames[p] = frames_named(plane.event_names().items())
+        plane_lines = plane.lines()
         for q, li in where:
             if q == p:
                 if li >= len(plane_lines):

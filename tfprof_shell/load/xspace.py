@@ -41,7 +41,7 @@ from .files import parse_binary, read_unzipped
 from .frame_lines import FrameLines, stacks_on
 from .pystack import Line, attach_traces, eager_execs, parse_py_frame, subtract_nested
 from .records import GPU_STREAM_ALL
-from .wire import LEN, top_fields
+from .xspace_bytes import PlaneFields, plane_bytes
 
 if TYPE_CHECKING:
     from .xla import KernelOp, XlaKernels
@@ -325,27 +325,18 @@ class _HostPlane:
 
 def _host_planes(data: bytes) -> list[_HostPlane]:
     """The host planes of an XSpace's bytes ([] if the bytes do not split)."""
-    top = top_fields(data, limit=1 << 20)
     out: list[_HostPlane] = []
-    entry = xplane_stacks_pb2.EventNameEntry.FromString
-    for p, plane in enumerate(v for number, wire, v in top or () if number == 1 and wire == LEN):
-        fields = top_fields(plane, limit=1 << 30)
-        if fields is None:
+    for p, raw in enumerate(plane_bytes(data) or ()):
+        plane = PlaneFields.split(raw)
+        if plane is None:
             return []
-        named = [v for number, wire, v in fields if number == 2 and wire == LEN]
         try:
-            if not named or bytes(named[-1]).decode("utf-8") not in HOST_PLANES:
+            if plane.name() not in HOST_PLANES:
                 continue
-            events: dict[int, str] = {}
-            stats: dict[int, str] = {}
-            for number, wire, value in fields:
-                if wire == LEN and number in (4, 5):  # maps: the last entry wins
-                    md = entry(value)
-                    (events if number == 4 else stats)[md.key] = md.value.name
+            events, stats = plane.event_names(), plane.stat_names()
         except (UnicodeDecodeError, DecodeError):
             continue
-        out.append(_HostPlane(p, list(events.items()), stats,
-                              [v for number, wire, v in fields if number == 3 and wire == LEN]))
+        out.append(_HostPlane(p, list(events.items()), stats, plane.lines()))
     return out
 
 
