@@ -52,6 +52,61 @@ def test_nested_stacks_agree_with_a_naive_scan(seed):
         assert got[t] == _naive(events, t)
 
 
+def _flat_runs(rng: random.Random, count: int) -> list[tuple[int, int, Frame | None]]:
+    """Nested calls with long runs of leaf calls (short calls with nothing inside),
+    some of zero or negative duration, some starting where the one before ends."""
+    events: list[list] = []
+
+    def call(start: int, depth: int) -> int:
+        idx = len(events)
+        events.append([start, start, Frame("f.py", idx, "fn%d" % depth, idx)])
+        t = start + rng.choice((0, 1))
+        while depth < 4 and len(events) < count and rng.random() < 0.7:
+            if rng.random() < 0.3:  # a run of leaves
+                for _ in range(rng.randrange(1, 300)):
+                    dur = rng.choice((0, 1, 2, 5, -1)) if rng.random() < 0.1 else rng.randrange(1, 9)
+                    events.append([t, t + dur, Frame("g.py", len(events), "leaf", 1)])
+                    t += max(dur, 0) + rng.choice((0, 0, 1))
+            else:
+                t = call(t, depth + 1) + rng.randrange(0, 3)
+        events[idx][1] = max(t, start + 1)
+        return events[idx][1]
+
+    t = 0
+    while len(events) < count:
+        t = call(t, 0) + rng.randrange(0, 4)
+    return [tuple(e) for e in events]
+
+
+def _leaves_of(events, asked: list[int]):
+    """nested_stacks' ``leaves``, one event at a time (its contract, plainly)."""
+    def leaves(k, t):
+        asked.append(k)
+        first = k
+        while k + 1 < len(events):
+            s, e, _ = events[k]
+            if not (s <= e <= t and e <= events[k + 1][0]):
+                break
+            k += 1
+        return k, (events[k - 1][0] if k > first else None)
+    return leaves
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_nested_stacks_stepping_over_runs_of_leaves_agree_with_a_naive_scan(seed):
+    rng = random.Random(seed)
+    events = _flat_runs(rng, 5000)
+    last = max(e for _, e, _ in events)
+    times = {rng.randrange(-2, last + 3) for _ in range(rng.choice((1, 5, 200)))}
+    asked: list[int] = []
+    got = nested_stacks(len(events), lambda k: events[k][0], lambda k: events[k][1],
+                        lambda k: events[k][2], times, _leaves_of(events, asked))
+    assert got is not None and set(got) == times
+    for t in times:
+        assert got[t] == _naive(events, t)
+    assert asked  # the runs were stepped over by ``leaves``
+
+
 def test_nested_stacks_refuse_events_out_of_order_or_not_nested():
     f = Frame("f.py", 1, "f", 1)
     unsorted = [(10, 20, f), (5, 30, f)]
@@ -109,7 +164,33 @@ def test_looking_up_only_what_picks_a_trace_picks_the_same_traces(seed):
     assert first_traces(True) == first_traces(False)
 
 
-def _tf2_like(path, steps: int, unsorted: bool = False, compress: bool = False) -> str:
+@pytest.mark.parametrize("seed", range(4))
+def test_frame_lines_leaves_answer_as_one_event_at_a_time(tmp_path, seed):
+    rng = random.Random(seed)
+    sp = Space()
+    line = sp.plane("/host:CPU").line("python")
+    events = []
+    t = 0
+    for _ in range(6000):  # runs of leaves, with zero and negative durations, some stats
+        dur = rng.choice((0, 0, -2, 3, 40)) if rng.random() < 0.05 else rng.randrange(1, 30)
+        if rng.random() < 0.01:  # a call with something inside
+            dur = 50
+        stats = {"id": rng.randrange(9)} if rng.random() < 0.05 else {}
+        ev = line.event("$f.py:%d g" % rng.randrange(4), 0, 0, **stats)
+        ev.offset_ps, ev.duration_ps = t, dur  # exact picoseconds
+        events.append((t, t + dur, None))
+        t += max(dur, 0) // (5 if dur == 50 else 1) + rng.choice((0, 0, 1))
+    path = sp.write(tmp_path / "h.xplane.pb")
+    source = frame_lines.FrameLines(None, path, [(0, 0)])
+    leaves = source.leaves(0, 0)
+    assert leaves is not None
+    for k in [0, 1, 17, 2999, 5998, 5999] + [rng.randrange(6000) for _ in range(60)]:
+        for at in (events[k][0], events[min(k + 300, 5999)][0], t + 10, -1):
+            assert leaves(k, at) == _leaves_of(events, [])(k, at), (k, at)
+
+
+def _tf2_like(path, steps: int, unsorted: bool = False, compress: bool = False,
+              leaves: int = 0) -> str:
     """A host with a Python line holding nested frames, TF ops and an executor
     event per step, and a compute line whose op takes the executor's stack."""
     sp = Space()
@@ -125,6 +206,9 @@ def _tf2_like(path, steps: int, unsorted: bool = False, compress: bool = False) 
                    ("$train.py:20 loop", t, 80, {}),
                    ("$model.py:3 step", t + 5, 60, {}),
                    ("$<built-in> len", t + 6, 0, {}),
+                   # short calls with nothing inside (zero durations among them)
+                   *[("$model.py:%d helper" % (5 + j % 3), t + 6 + j / 1e3, j % 7 / 8e3, {})
+                     for j in range(leaves)],
                    ("dense/MatMul:MatMul", t + 10, 5, {}),
                    ("$model.py:9 log", t + 30, 20, {}),
                    ("dense/Relu:Relu", t + 35, 5, {}),
@@ -144,17 +228,26 @@ def _traces(model) -> dict[str, list[tuple[str, int, str]]]:
             for name, node in sorted(model.nodes.items())}
 
 
-@pytest.mark.parametrize("unsorted,compress", [(False, False), (True, False), (False, True)])
+@pytest.mark.parametrize("unsorted,compress,leaves", [(False, False, 0), (True, False, 0),
+                                                       (False, True, 0), (False, False, 3000)])
 def test_random_access_and_full_walk_give_the_same_traces(tmp_path, monkeypatch, unsorted,
-                                                          compress):
+                                                          compress, leaves):
     name = "h.xplane.pb.gz" if compress else "h.xplane.pb"
-    path = _tf2_like(tmp_path / name, 20, unsorted, compress)
+    path = _tf2_like(tmp_path / name, 20, unsorted, compress, leaves)
     walked = _traces(load_xplane([path]))
     assert walked["dense/MatMul"] == [("train.py", 10, "main"), ("train.py", 20, "loop"),
                                       ("model.py", 3, "step")]
     assert walked["dense/BiasAdd"][-1] == ("model.py", 9, "log")
     monkeypatch.setattr(frame_lines, "WALK_AT_MOST", 0)
+    asked = []
+    real_leaves = frame_lines.FrameLines.leaves
+
+    def counted(source, p, li):
+        found = real_leaves(source, p, li)
+        return found and (lambda k, t: asked.append(k) or found(k, t))
+    monkeypatch.setattr(frame_lines.FrameLines, "leaves", counted)
     assert _traces(load_xplane([path])) == walked
+    assert bool(asked) == bool(leaves)  # runs of leaves were stepped over in blocks
     real = pystack.attach_traces
     monkeypatch.setattr(xspace, "attach_traces",
                         lambda lines, starts, stacks_of, wanted=None: real(lines, starts, stacks_of))

@@ -4,20 +4,23 @@ looked up on them.
 Loading keeps no Python frames (:mod:`.xspace`); the first code trace asked
 for reads the file again, splits only the lines that hold frames into their
 events' bytes (``xplane_stacks.proto``) and answers each look-up by random
-access (:func:`.pystack.nested_stacks`), or walks a line whole when it is small
-or was not written in start order.
+access (:func:`.pystack.nested_stacks`, which steps over runs of short calls
+a block of events per parse), or walks a line whole when it is small or was
+not written in start order.
 """
 
 from __future__ import annotations
 
 from array import array
+from itertools import chain, islice, repeat
+from operator import add, and_, attrgetter, le
 from typing import Any, Callable, Iterable, Optional
 
 from ..errors import LoadError
 from ..model import Frame
-from ..proto import xplane_stacks_pb2
+from ..proto import xplane_columns_pb2, xplane_stacks_pb2
 from .files import read_unzipped
-from .pystack import Line, nested_stacks, parse_py_frame, stacks
+from .pystack import Leaves, Line, nested_stacks, parse_py_frame, stacks
 from .xspace_bytes import PlaneFields, plane_bytes
 
 _AFTER_ALL = 1 << 62  # later than any time in picoseconds
@@ -26,6 +29,42 @@ _AFTER_ALL = 1 << 62  # later than any time in picoseconds
 #: order and nested (TensorFlow sorts every line before saving), are read by
 #: random access (see .pystack.nested_stacks).
 WALK_AT_MOST = 1 << 18
+#: Events parsed at once by FrameLines.leaves: the first block, doubled up to the last.
+_FIRST_BLOCK = 64
+_LAST_BLOCK = 4096
+_offset = attrgetter("offset_ps")
+_duration = attrgetter("duration_ps")
+_NOT_NEGATIVE = (0).__le__
+
+
+class _EventTags(dict):
+    """Byte length -> the tag and length that frame an event of that length in an
+    XLine (field 4, length-delimited): joined, framed events parse as one line."""
+
+    def __missing__(self, length: int) -> bytes:
+        head = bytearray(b"\x22")
+        n = length
+        while n >= 0x80:
+            head.append(n & 0x7F | 0x80)
+            n >>= 7
+        head.append(n)
+        frame = self[length] = bytes(head)
+        return frame
+
+
+_EVENT_TAG = _EventTags()
+
+
+def _times(block: list[bytes]) -> tuple[list[int], list[int]]:
+    """The offsets and durations of events given as their bytes, in one parse."""
+    columns = xplane_columns_pb2.EventValues.FromString(b"".join(block))
+    offsets, durations = columns.offset_ps, columns.duration_ps
+    if len(offsets) == len(block) == len(durations):
+        return list(offsets), list(durations)
+    # A zero duration (or offset) is left out of its column: a message per event.
+    framed = chain.from_iterable(zip(map(_EVENT_TAG.__getitem__, map(len, block)), block))
+    events = xplane_stacks_pb2.LineEvents.FromString(b"".join(framed)).events
+    return list(map(_offset, events)), list(map(_duration, events))
 
 
 class FrameLines:
@@ -54,13 +93,10 @@ class FrameLines:
     def events_at(self, p: int, li: int) -> tuple[int, int, Callable[[int], Any]]:
         """Line li of plane p for random access: (event count, ``timestamp_ns``, a
         function from an index to the event's id, offset and duration)."""
-        xline = self._lines[(p, li)]
-        if not isinstance(xline, memoryview):
-            return len(xline.events), xline.timestamp_ns, xline.events.__getitem__
-        raw = self._raw.get((p, li))
+        raw = self._raw_line(p, li)
         if raw is None:
-            # each event's bytes, parsed when read: cheaper than a message per event
-            raw = self._raw[(p, li)] = xplane_stacks_pb2.LineRaw.FromString(xline)
+            xline = self._lines[(p, li)]
+            return len(xline.events), xline.timestamp_ns, xline.events.__getitem__
         parse, events = xplane_stacks_pb2.EventTimes.FromString, raw.events
         last: list[Any] = [-1, None]  # the event read last: start, end and frame ask in turn
 
@@ -69,6 +105,50 @@ class FrameLines:
                 last[0], last[1] = k, parse(events[k])
             return last[1]
         return len(events), raw.timestamp_ns, event
+
+    def _raw_line(self, p: int, li: int) -> Any:
+        """Line li of plane p split into its events' bytes (a ``LineRaw``), or None
+        for a line of a kept XSpace (a message per event already)."""
+        raw = self._raw.get((p, li))
+        if raw is None:
+            xline = self._lines[(p, li)]
+            if not isinstance(xline, memoryview):
+                return None
+            # each event's bytes, parsed when read: cheaper than a message per event
+            raw = self._raw[(p, li)] = xplane_stacks_pb2.LineRaw.FromString(xline)
+        return raw
+
+    def leaves(self, p: int, li: int) -> Optional[Leaves]:
+        """For line li of plane p read from the file (else None): ``leaves(k, t)``,
+        the first index from k whose event is not a leaf that ended by offset t
+        (its duration is negative, or it ends after t or after the next event's
+        start), and the offset of the event before it (None if that index is k).
+
+        Events are parsed a block at a time, in one parse per block: runs of
+        short calls with nothing inside are most of a Python line's events.
+        """
+        raw = self._raw_line(p, li)
+        if raw is None:
+            return None
+        events, count = raw.events, len(raw.events)
+
+        def leaves(k: int, t: int) -> tuple[int, Optional[int]]:
+            before = None
+            size = _FIRST_BLOCK
+            while k + 1 < count:
+                hi = min(k + size + 1, count)  # one more: the last one's next start
+                offsets, durations = _times(events[k:hi])
+                ends = map(add, offsets, durations)
+                bounds = map(min, islice(offsets, 1, None), repeat(t))
+                flags = list(map(and_, map(le, ends, bounds), map(_NOT_NEGATIVE, durations)))
+                if False in flags:
+                    n = flags.index(False)
+                    return k + n, (offsets[n - 1] if n else before)
+                k += len(flags)
+                before = offsets[-2]
+                size = min(size * 2, _LAST_BLOCK)
+            return k, before
+        return leaves
 
     def events(self, p: int, li: int) -> Any:
         """Line li of plane p with a message per event (``timestamp_ns`` and ``events``
@@ -144,7 +224,8 @@ def stacks_on(line: Line, source: "FrameLines", shift_ns: int,
             return base + ev.offset_ps + ev.duration_ps
 
         found = nested_stacks(count, start, end,
-                              lambda k: frame_of(event(k).metadata_id), times)
+                              lambda k: frame_of(event(k).metadata_id), times,
+                              _absolute(source.leaves(p, li), base))
     if found is None:
         xline = source.events(p, li)
         found = _stream_stacks(xline, frames, base, times)
@@ -153,6 +234,17 @@ def stacks_on(line: Line, source: "FrameLines", shift_ns: int,
             found = stacks(line, times)
             line.f_start, line.f_end, line.f_frame = array("q"), array("q"), []
     return found
+
+def _absolute(leaves: Optional[Leaves], base: int) -> Optional[Leaves]:
+    """FrameLines.leaves (times are offsets in the line) in absolute picoseconds."""
+    if leaves is None:
+        return None
+
+    def absolute(k: int, t: int) -> tuple[int, Optional[int]]:
+        after, before = leaves(k, t - base)
+        return after, (None if before is None else base + before)
+    return absolute
+
 
 def _stream_stacks(xline: Any, frames: dict[int, Frame], base: int,
                    times: set[int]) -> Optional[dict[int, list[Frame]]]:

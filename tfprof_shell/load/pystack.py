@@ -96,9 +96,18 @@ def stacks(line: Line, times: set[int]) -> dict[int, list[Frame]]:
     return out
 
 
+#: Leaves stepped over one by one before :func:`nested_stacks` asks ``leaves``.
+_LEAF_RUN = 16
+
+#: ``leaves(k, t)``: the first index from k that is not a leaf closed by t (see
+#: :func:`nested_stacks`), and the start of the event before it (None if it is k).
+Leaves = Callable[[int, int], tuple[int, Optional[int]]]
+
+
 def nested_stacks(count: int, start: Callable[[int], int], end: Callable[[int], int],
                   frame: Callable[[int], Optional[Frame]],
-                  times: Iterable[int]) -> Optional[dict[int, list[Frame]]]:
+                  times: Iterable[int],
+                  leaves: Optional[Leaves] = None) -> Optional[dict[int, list[Frame]]]:
     """:func:`stacks` for a line read by random access, touching few of its events.
 
     The line's ``count`` events (Python frames and others; ``frame(k)`` is None
@@ -109,6 +118,12 @@ def nested_stacks(count: int, start: Callable[[int], int], end: Callable[[int], 
     are answered in time order, each resuming where the previous one stopped.
     None if the events read (and a sample of the line's starts) break the start
     order or the nesting; events not read are not checked.
+
+    A run of leaves (events ending by the next one's start: most Python calls)
+    is stepped over one event at a time. After a few, ``leaves(k, t)`` is asked
+    for the first event from k that is not a leaf closed by t: an event with a
+    negative duration, or that ends after t or after the next event's start.
+    The caller can answer it for many events at once.
     """
     if count:  # a line in another order is found out at once, not by a first wrong stack
         samples = [start(k) for k in range(0, count, max(1, count // 256))]
@@ -121,6 +136,7 @@ def nested_stacks(count: int, start: Callable[[int], int], end: Callable[[int], 
     snap: Optional[list[Frame]] = None
     k = 0  # the first event not read or stepped over
     floor = -_AFTER_ALL  # the start of the event before k, if read
+    run = 0  # leaves stepped over just before k
     try:
         for t in sorted(times):
             if ends and ends[-1] <= t:
@@ -140,7 +156,17 @@ def nested_stacks(count: int, start: Callable[[int], int], end: Callable[[int], 
                 floor = s
                 e = end(k)
                 if e <= t:
-                    k, floor = _first_from(start, k + 1, count, e, floor)
+                    after, floor = _first_from(start, k + 1, count, e, floor)
+                    if after != k + 1:
+                        run = 0
+                    elif leaves is not None:
+                        run += 1
+                        if run >= _LEAF_RUN:
+                            run = 0
+                            after, before = leaves(after, t)
+                            if before is not None:
+                                floor = before
+                    k = after
                     continue
                 if ends and e > ends[-1]:
                     return None
