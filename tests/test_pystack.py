@@ -39,17 +39,21 @@ def _naive(events, t):
     return [f for s, e, f in events if f is not None and s <= t < e]
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_nested_stacks_agree_with_a_naive_scan(seed):
-    rng = random.Random(seed)
-    events = _nested_events(rng, 3000)
+def _assert_naive_stacks(rng: random.Random, events, leaves=None) -> None:
+    """nested_stacks at random times gives what a naive scan of ``events`` gives."""
     last = max(e for _, e, _ in events)
     times = {rng.randrange(-2, last + 3) for _ in range(rng.choice((1, 5, 200)))}
     got = nested_stacks(len(events), lambda k: events[k][0], lambda k: events[k][1],
-                        lambda k: events[k][2], times)
+                        lambda k: events[k][2], times, leaves)
     assert got is not None and set(got) == times
     for t in times:
         assert got[t] == _naive(events, t)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_nested_stacks_agree_with_a_naive_scan(seed):
+    rng = random.Random(seed)
+    _assert_naive_stacks(rng, _nested_events(rng, 3000))
 
 
 def _flat_runs(rng: random.Random, count: int) -> list[tuple[int, int, Frame | None]]:
@@ -96,14 +100,8 @@ def _leaves_of(events, asked: list[int]):
 def test_nested_stacks_stepping_over_runs_of_leaves_agree_with_a_naive_scan(seed):
     rng = random.Random(seed)
     events = _flat_runs(rng, 5000)
-    last = max(e for _, e, _ in events)
-    times = {rng.randrange(-2, last + 3) for _ in range(rng.choice((1, 5, 200)))}
     asked: list[int] = []
-    got = nested_stacks(len(events), lambda k: events[k][0], lambda k: events[k][1],
-                        lambda k: events[k][2], times, _leaves_of(events, asked))
-    assert got is not None and set(got) == times
-    for t in times:
-        assert got[t] == _naive(events, t)
+    _assert_naive_stacks(rng, events, _leaves_of(events, asked))
     assert asked  # the runs were stepped over by ``leaves``
 
 
