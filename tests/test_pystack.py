@@ -3,10 +3,12 @@ agree with the full scans they replace."""
 
 from __future__ import annotations
 
+import glob
 import random
 
 import pytest
 
+from conftest import sample
 from tfprof_shell.load import frame_lines, pystack, xspace
 from tfprof_shell.load.pystack import Line, attach_traces, nested_stacks
 from tfprof_shell.load.xplane import load_xplane
@@ -187,6 +189,31 @@ def test_frame_lines_leaves_answer_as_one_event_at_a_time(tmp_path, seed):
             assert leaves(k, at) == _leaves_of(events, [])(k, at), (k, at)
 
 
+def _count_leaves(monkeypatch) -> list[int]:
+    """The indices FrameLines.leaves will be asked from, as they are asked."""
+    asked: list[int] = []
+    real_leaves = frame_lines.FrameLines.leaves
+
+    def counted(source, p, li):
+        found = real_leaves(source, p, li)
+        return found and (lambda k, t: asked.append(k) or found(k, t))
+    monkeypatch.setattr(frame_lines.FrameLines, "leaves", counted)
+    return asked
+
+
+def test_random_access_gives_the_walks_traces_on_a_recorded_jax_profile(monkeypatch):
+    """jax_gpt's Python thread is small enough to be walked whole; read by random
+    access instead, with its runs of short calls stepped over in blocks, every
+    node gets the same trace."""
+    path = glob.glob(sample("jax_gpt", "plugins", "profile", "*", "*.xplane.pb"))[0]
+    walked = _traces(load_xplane([path]))
+    assert sum(map(bool, walked.values())) > 100
+    monkeypatch.setattr(frame_lines, "WALK_AT_MOST", 0)
+    asked = _count_leaves(monkeypatch)
+    assert _traces(load_xplane([path])) == walked
+    assert asked
+
+
 def _tf2_like(path, steps: int, unsorted: bool = False, compress: bool = False,
               leaves: int = 0) -> str:
     """A host with a Python line holding nested frames, TF ops and an executor
@@ -237,13 +264,7 @@ def test_random_access_and_full_walk_give_the_same_traces(tmp_path, monkeypatch,
                                       ("model.py", 3, "step")]
     assert walked["dense/BiasAdd"][-1] == ("model.py", 9, "log")
     monkeypatch.setattr(frame_lines, "WALK_AT_MOST", 0)
-    asked = []
-    real_leaves = frame_lines.FrameLines.leaves
-
-    def counted(source, p, li):
-        found = real_leaves(source, p, li)
-        return found and (lambda k, t: asked.append(k) or found(k, t))
-    monkeypatch.setattr(frame_lines.FrameLines, "leaves", counted)
+    asked = _count_leaves(monkeypatch)
     assert _traces(load_xplane([path])) == walked
     assert bool(asked) == bool(leaves)  # runs of leaves were stepped over in blocks
     real = pystack.attach_traces
