@@ -7,12 +7,15 @@ import glob
 import random
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conftest import sample
-from tfprof_shell.load import frame_lines, pystack, xspace
+from tfprof_shell.load import frame_lines, pystack, wire, xspace
 from tfprof_shell.load.pystack import Line, attach_traces, nested_stacks
 from tfprof_shell.load.xplane import load_xplane
 from tfprof_shell.model import Frame
+from tfprof_shell.proto import xplane_stacks_pb2
 from xspace_builder import Space
 
 
@@ -271,3 +274,13 @@ def test_random_access_and_full_walk_give_the_same_traces(tmp_path, monkeypatch,
     monkeypatch.setattr(xspace, "attach_traces",
                         lambda lines, starts, stacks_of, wanted=None: real(lines, starts, stacks_of))
     assert _traces(load_xplane([path])) == walked
+
+
+@given(st.integers(1, 536870911), st.binary(max_size=20000))
+def test_length_prefix_opens_a_field_as_protobuf_writes_it(number, payload):
+    written = xplane_stacks_pb2.LineRaw(events=[payload]).SerializeToString()
+    assert written == wire.length_prefix(4, len(payload)) + payload
+    head = memoryview(wire.length_prefix(number, len(payload)))
+    tag, pos = wire._varint(head, 0, len(head))
+    length, pos = wire._varint(head, pos, len(head))
+    assert (tag, length, pos) == (number << 3 | wire.LEN, len(payload), len(head))

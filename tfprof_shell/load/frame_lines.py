@@ -21,6 +21,7 @@ from ..model import Frame
 from ..proto import xplane_columns_pb2, xplane_stacks_pb2
 from .files import read_unzipped
 from .pystack import Leaves, Line, nested_stacks, parse_py_frame, stacks
+from .wire import length_prefix
 from .xspace_bytes import PlaneFields, plane_bytes
 
 _AFTER_ALL = 1 << 62  # later than any time in picoseconds
@@ -38,18 +39,14 @@ _NOT_NEGATIVE = (0).__le__
 
 
 class _EventTags(dict):
-    """Byte length -> the tag and length that frame an event of that length in an
-    XLine (field 4, length-delimited): joined, framed events parse as one line."""
+    """Byte length -> the tag and length that open an event of that length in an
+    XLine: events so framed and joined parse as one line."""
+
+    number = xplane_stacks_pb2.LineEvents.DESCRIPTOR.fields_by_name["events"].number
 
     def __missing__(self, length: int) -> bytes:
-        head = bytearray(b"\x22")
-        n = length
-        while n >= 0x80:
-            head.append(n & 0x7F | 0x80)
-            n >>= 7
-        head.append(n)
-        frame = self[length] = bytes(head)
-        return frame
+        head = self[length] = length_prefix(self.number, length)
+        return head
 
 
 _EVENT_TAG = _EventTags()
@@ -234,6 +231,7 @@ def stacks_on(line: Line, source: "FrameLines", shift_ns: int,
             found = stacks(line, times)
             line.f_start, line.f_end, line.f_frame = array("q"), array("q"), []
     return found
+
 
 def _absolute(leaves: Optional[Leaves], base: int) -> Optional[Leaves]:
     """FrameLines.leaves (times are offsets in the line) in absolute picoseconds."""

@@ -5,6 +5,8 @@ The protobuf parser says only *that* bytes do not parse. To tell a user
 type), :func:`scan` walks the raw fields against a descriptor and counts
 what fits. It never allocates more than the input, stops after a fixed
 number of fields, and nests at most :data:`MAX_DEPTH` messages deep.
+:func:`length_prefix` writes the head of a length-delimited field, for
+readers that join parts of a message's bytes to parse them at once.
 """
 
 from __future__ import annotations
@@ -58,6 +60,18 @@ def scan(data: bytes, descriptor: Any, budget: int = DEFAULT_BUDGET) -> Scan:
     result = Scan(budget=budget)
     _walk(memoryview(data), 0, len(data), len(data), descriptor, 0, result)
     return result
+
+
+def length_prefix(number: int, length: int) -> bytes:
+    """The bytes that open field ``number``, length-delimited, of ``length`` bytes:
+    its tag, then the length, each a varint."""
+    head = bytearray()
+    for value in (number << 3 | LEN, length):
+        while value >= 0x80:
+            head.append(value & 0x7F | 0x80)
+            value >>= 7
+        head.append(value)
+    return bytes(head)
 
 
 def _varint(buf: memoryview, pos: int, end: int) -> tuple[Optional[int], int]:
