@@ -290,6 +290,7 @@ def _stream_stacks(xline: Any, frames: dict[int, Frame], base: int,
         out[t] = open_[1:]
     return out
 
+
 def _read_frames(xline: Any, frames: dict[int, Frame], base: int, line: Line) -> None:
     """Keep a line's Python frames as arrays (for :func:`.pystack.stacks`)."""
     f_start, f_end, f_frame = line.f_start.append, line.f_end.append, line.f_frame.append

@@ -217,6 +217,7 @@ def _first_from(start: Callable[[int], int], lo: int, count: int, value: int,
             hi, high = mid, s
     return lo, floor
 
+
 def _sweep(starts: Sequence[int], ends: Sequence[int], frames: Sequence[Frame],
            times: set[int]) -> dict[int, list[Frame]]:
     out: dict[int, list[Frame]] = {}
