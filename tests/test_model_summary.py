@@ -3,9 +3,10 @@
 For each sample input route (ProfileProto, GraphDef + RunMetadata, TF2
 xplane, ProfilerHook timelines, a PyTorch trace), every view's text and JSON
 at ``-step -1`` and at each recorded step are byte-identical between the
-loaded model and ``unpack_model(pack_model(model))``, without reading the
-inputs again; timelines and the advisor's detailed records come from one
-reload.
+loaded model and ``unpack_model(pack_model(model))``. What a loader left in
+its file stays there: timelines and the advisor's detailed records, TF2
+Python stacks, and a ProfileProto's per-step values and node details come
+from one reload, which the default (averaged) views never need.
 """
 
 from __future__ import annotations
@@ -114,9 +115,10 @@ def outcome(model: Model, line: str) -> str:
 
 
 def packed_for_views(inputs: Inputs) -> Model:
-    """A packed model that may reload only for traces its loader deferred (TF2 stacks)."""
+    """A packed model that may reload only for what its loader deferred: TF2 stacks, a
+    ProfileProto's per-step values and details."""
     model = load_model(inputs)
-    if model.traces_deferred:
+    if model.traces_deferred or model.source.kind == "profile":
         return unpack_model(pack_model(model), lambda: load_model(inputs))
     return unpack_model(pack_model(model), no_reload)
 
@@ -198,11 +200,11 @@ def test_timelines_come_from_one_reload(routes, route, tmp_path):
 
 
 def test_a_record_without_reload_is_one_clear_load_error():
-    inputs = ROUTES["synthetic_gpu/profile"]
+    inputs = ROUTES["synthetic_gpu/graph"]
     packed = unpack_model(pack_model(load_model(inputs)))
     assert run(packed, "scope -step 1")  # views need no records
     with pytest.raises(LoadError, match=r"^timelines .* need the full profile: .*synthetic_gpu/"
-                                        r"profile cannot be read here"):
+                                        r"\S+ cannot be read here"):
         run(packed, "graph -step 1 -output timeline:outfile=/dev/null")
 
 
@@ -318,14 +320,47 @@ def test_packed_nodes_match_built_nodes(model):
     assert all(len(ids) == 1 for ids in by_content.values())
 
 
-def test_deferred_details_are_resolved_before_packing():
+@pytest.mark.parametrize("route", ["tiny_mlp/profile", "convnet/profile", "while_rnn/profile",
+                                   "synthetic_gpu/profile"])
+def test_a_profile_summary_defers_per_step_values_and_details_to_one_reload(route):
+    inputs = ROUTES[route]
+    loaded = load_model(inputs)
+    packed, reloads = packed_counting_reloads(inputs)
+    default = "%s -max_depth 100000 -select " + SELECT.replace(",input_shapes", "")
+    for view in VIEWS:  # the averaged views read totals only
+        assert run(packed, default % view) == run(loaded, default % view)
+    assert reloads == []
+    for step in loaded.steps:
+        line = (default % "scope") + " -step %d" % step
+        assert run(packed, line) == run(loaded, line)
+    assert reloads == [1]
+    for name, node in loaded.nodes.items():
+        got = packed.nodes[name]
+        assert (got.attrs, got.output_shapes, got.src_output, got.trace) == (
+            node.attrs, node.output_shapes, node.src_output, node.trace)
+    assert reloads == [1]
+
+
+def test_deferred_details_come_from_the_reload():
     loaded = load_model(ROUTES["convnet/profile"])
-    packed = unpack_model(pack_model(loaded), no_reload)
+    packed, reloads = packed_counting_reloads(ROUTES["convnet/profile"])
     conv = next(n for n in loaded.nodes.values() if n.op == "Conv2D")
+    assert packed.nodes[conv.name].trace == conv.trace and conv.trace
+    assert reloads == []
     assert conv.attrs.get("data_format") == "NHWC"
     assert packed.nodes[conv.name].attrs == conv.attrs
-    assert packed.nodes[conv.name].trace == conv.trace and conv.trace
     assert packed.nodes[conv.name].output_shapes == conv.output_shapes and conv.output_shapes
+    assert reloads == [1]
+
+
+def test_per_step_values_without_reload_are_one_clear_load_error():
+    packed = unpack_model(pack_model(load_model(ROUTES["tiny_mlp/profile"])))
+    assert run(packed, "scope -max_depth 3 -select micros,bytes")
+    with pytest.raises(LoadError, match=r"^statistics of one step need the full profile: "
+                                        r".*tiny_mlp/profile cannot be read here"):
+        run(packed, "scope -max_depth 3 -select micros -step %d" % packed.steps[0])
+    with pytest.raises(LoadError, match=r"^input shapes need the full profile"):
+        run(packed, "scope -max_depth 3 -select input_shapes")
 
 
 def test_deferred_traces_stay_deferred_until_the_code_view_asks():

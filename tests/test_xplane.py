@@ -11,11 +11,13 @@ import shutil
 from collections import Counter, defaultdict
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tfprof_shell.cli import main
 from tfprof_shell.errors import LoadError, RequestError, UsageError
 from tfprof_shell.load import Inputs, load_model
-from tfprof_shell.load.xplane import load_xplane
+from tfprof_shell.load.xplane import _CpuExecs, load_xplane
 from tfprof_shell.model import stats as S
 from tfprof_shell.options import DEFAULTS
 from tfprof_shell.proto import xplane_pb2
@@ -711,3 +713,24 @@ def test_a_failing_parent_stops_its_child(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         XS.read_xspace_picked(path)
     _no_child_left(pids)
+
+
+# -- a host's deferred cpu records, all steps at once ----------------------------
+
+CPU_ROWS = st.lists(st.tuples(st.integers(-3_000_000, 5_000_000), st.integers(-2_000_000, 3_000_000),
+                              st.integers(0, 4)), min_size=1, max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(CPU_ROWS, st.integers(-2_000_000, 2_000_000), st.booleans())
+def test_cpu_steps_values_equal_each_steps_values(raw, ref_ps, one_per_step):
+    """_CpuExecs.steps_values (what a summary packs) against step_values, step by step:
+    starts before the time origin, zero and negative durations, several runs a step."""
+    if one_per_step:  # a tf.function's op: one execution per step, steps in time order
+        raw = [(t, d, i) for i, (t, d, _) in enumerate(raw)]
+    rows = sorted(((t, d, step, "Op") for t, d, step in raw), key=lambda r: r[0])
+    execs = _CpuExecs("/host:CPU", ref_ps)
+    execs.rows.append(rows)
+    steps = tuple(dict.fromkeys(r[2] for r in rows))
+    expected = [execs.step_values(0, step) for step in steps]
+    assert [tuple(v) for v in execs.steps_values(0, steps)] == expected

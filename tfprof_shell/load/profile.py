@@ -11,7 +11,7 @@ step, a timeline or the advisor.
 from __future__ import annotations
 
 from functools import partial
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from ..model import ExecMemory, ExecStep, Frame, GraphNode, LazyExecs, Model, Source
 from ..proto import profile_summary_pb2, tfprof_log_pb2
@@ -45,6 +45,12 @@ class ProfileExecs:
 
     def step_record(self, key: int, step: int) -> ExecStep:
         return _exec_step(self._node(key).execs[step])
+
+    def steps_values(self, key: int, steps: Sequence[int]) -> Optional[list[Sequence[int]]]:
+        if self._nodes is None:  # not parsed yet: the whole file's parse is the cost
+            return None
+        execs = self._nodes[key].execs
+        return [_values(execs[step]) for step in steps]
 
 
 def _durations(exec_times: Any) -> int:

@@ -255,6 +255,7 @@ def _add_execs(model: Model, rows: Sequence[Row], ref_ps: int) -> int:
 
 #: A CPU execution as :class:`_CpuExecs` keeps it: (start ps, self ps, step, op type).
 _CpuRow = tuple[int, int, int, str]
+_SELF_PS = itemgetter(1)
 
 
 class _CpuExecs:
@@ -306,6 +307,25 @@ class _CpuExecs:
     def step_values(self, key: int, step: int) -> tuple[int, ...]:
         """The :meth:`ExecStep.values` of :meth:`step_record`."""
         return self.step_record(key, step).values()
+
+    def steps_values(self, key: int, steps: Sequence[int]) -> list[Sequence[int]]:
+        """:meth:`step_values` of each of ``steps``, from the node's executions at once."""
+        rows = self.rows[key]
+        first_positive = 1_000_000 - self.ref_ps  # (ref_ps + t) // 10**6 > 0 from here on
+        if len(rows) == len(steps) and rows[0][0] >= first_positive:
+            # One execution per step (a tf.function's op), every start counted (rows
+            # are sorted by start): the steps are the rows' own, in row order.
+            each = map(floordiv, map(add, map(_SELF_PS, rows), repeat(500_000)),
+                       repeat(1_000_000))
+            # ps_to_micros, 0us rounding up to 1us, as step_record does
+            return [(1, m, 0, m, 0, 0, 0, 0) for m in (m or 1 for m in each)]
+        runs = dict.fromkeys(steps, 0)
+        micros = dict.fromkeys(steps, 0)
+        for t, dur, step, _ in rows:
+            if t >= first_positive:
+                runs[step] += 1
+                micros[step] += (dur + 500_000) // 1_000_000 or 1
+        return [(runs[s], micros[s], 0, micros[s], 0, 0, 0, 0) for s in steps]
 
 
 def _plain_cpu(kind: Any) -> bool:

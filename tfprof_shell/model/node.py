@@ -10,7 +10,7 @@ derives them once per step and caches them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, NamedTuple, Optional, Protocol
+from typing import Callable, NamedTuple, Optional, Protocol, Sequence
 
 
 class Frame(NamedTuple):
@@ -100,6 +100,11 @@ class ExecSource(Protocol):
 
     def step_record(self, key: int, step: int) -> ExecStep:
         """The ExecStep of node ``key`` in ``step`` (it ran then)."""
+
+    def steps_values(self, key: int, steps: Sequence[int]) -> Optional[list[Sequence[int]]]:
+        """:meth:`step_values` of each of ``steps`` (steps node ``key`` ran in), at once;
+        None when the source would first have to read what it deferred (a summary
+        then leaves the values to a reload of the profile)."""
 
 
 class LazyExecs(NamedTuple):
@@ -191,15 +196,24 @@ class GraphNode:
         """Whether the trace is still to be resolved (reading ``trace`` would do it)."""
         return self._trace_source is not None
 
-    def defer_details(self, shapes: Callable[["GraphNode"], None],
-                      attrs: Callable[["GraphNode"], None]) -> None:
+    def defer_details(self, shapes: Optional[Callable[["GraphNode"], None]],
+                      attrs: Optional[Callable[["GraphNode"], None]]) -> None:
         """Fill node facts only when something reads them; each filler runs once.
 
         ``shapes(node)`` sets :attr:`output_shapes` and :attr:`src_output`
         (only ``-select input_shapes`` reads them); ``attrs(node)`` sets
-        :attr:`attrs` (only the advisor reads them).
+        :attr:`attrs` (only the advisor reads them). None: that group is as set.
         """
-        self._deferred = {"shapes": shapes, "attrs": attrs}
+        deferred = {}
+        if shapes is not None:
+            deferred["shapes"] = shapes
+        if attrs is not None:
+            deferred["attrs"] = attrs
+        self._deferred = deferred or None
+
+    def details_deferred(self, group: str) -> bool:
+        """Whether the ``group`` of :meth:`defer_details` is still to be filled."""
+        return self._deferred is not None and group in self._deferred
 
     def _fill(self, group: str) -> None:
         deferred = self._deferred

@@ -7,9 +7,13 @@ node (its static facts, the steps it ran in and the eight
 the loaded model. The detailed per-step records (executions per device,
 memory records, allocations; only timelines and the accelerator advice read
 them) stay behind, and so do code traces a loader left unresolved (a TF2
-profile's Python stacks cost a second pass over the file): :func:`unpack_model`'s
-nodes fetch them from a full load of the original inputs, made once, on first
-use, by the ``reload`` callable.
+profile's Python stacks cost a second pass over the file), the per-step
+values a loader left in the file (a ProfileProto's: only a parse of the whole
+file gives them, and only ``-step N`` reads them) and the node details it
+deferred (output shapes and attributes: ``-select input_shapes`` and the
+advisor's check of accelerator ops): :func:`unpack_model`'s nodes fetch them
+from a full load of the original inputs, made once, on first use, by the
+``reload`` callable.
 
 The format: :data:`MAGIC`, a version byte, then zlib-compressed
 :mod:`marshal` data (marshal, unlike pickle, cannot run code when it reads
@@ -23,7 +27,8 @@ import marshal
 import zlib
 from array import array
 from functools import partial
-from typing import Callable, Optional
+from itertools import chain
+from typing import Callable, Optional, Sequence
 
 from ..errors import LoadError, UserError
 from .model import Model, Source
@@ -31,7 +36,7 @@ from .node import ExecStep, Frame, GraphNode, LazyExecs
 
 MAGIC = b"tfprof-summary\n"
 #: Bumped whenever the layout changes: a summary from another version is refused.
-VERSION = 2
+VERSION = 3
 #: marshal format 4 reads the same on every Python 3 from 3.4 on.
 _MARSHAL_FORMAT = 4
 #: Speed over ratio: zeros and small numbers dominate, level 1 already packs them.
@@ -54,11 +59,14 @@ def pack_model(model: Model) -> bytes:
     traces: list[tuple[int, ...]] = []
     kept_alive: list[list[Frame]] = []  # keeps the id() keys above valid
     rows = []
-    counts = array("q")
-    steps = array("q")
-    values = array("q")  # _N_VALUES per (node, step), in node then step order
-    totals = array("q")  # _N_VALUES per node
+    # Lists while filling (appending to a list is cheaper), array('q') bytes at the end.
+    counts: list[int] = []
+    steps: list[int] = []
+    values: list[int] = []  # _N_VALUES per (node, step), in node then step order
+    totals: list[int] = []  # _N_VALUES per node
     persistent = []
+    #: Nodes whose per-step values stay with their loader (see steps_values): a reload's.
+    values_deferred = []
     # Traces a loader deferred (TF2 Python stacks) stay deferred: resolving them
     # here would cost a worker what no view may ever ask for; a reload gives them.
     deferred = model.traces_deferred
@@ -85,13 +93,16 @@ def pack_model(model: Model) -> bytes:
                     traces.append(tuple(ids))
                 trace_by_identity[id(trace)] = t
                 kept_alive.append(trace)
+        # Details a loader deferred stay deferred (None): few commands read them.
+        shapes = not node.details_deferred("shapes")
         rows.append((
             share(node.name, node.name), node.id, share(node.op, node.op),
             tuple(share(s, s) for s in node.op_types), tuple(node.shape),
             {i: share(s, s) for i, s in node.inputs.items()},
-            {slot: tuple(dims) for slot, dims in node.output_shapes.items()},
-            {share(s, s): slot for s, slot in node.src_output.items()},
-            dict(node.attrs), share(node.canonical_device, node.canonical_device),
+            {slot: tuple(dims) for slot, dims in node.output_shapes.items()} if shapes else None,
+            {share(s, s): slot for s, slot in node.src_output.items()} if shapes else None,
+            None if node.details_deferred("attrs") else dict(node.attrs),
+            share(node.canonical_device, node.canonical_device),
             share(node.host_device, node.host_device), node.float_ops, t))
         ran = node.steps_run
         counts.append(len(ran))
@@ -101,8 +112,11 @@ def pack_model(model: Model) -> bytes:
         steps.extend(ran)
         lazy = node._lazy  # noqa: SLF001  (the model's own codec; its totals are exact)
         if lazy is not None:
-            for step in ran:
-                values.extend(lazy.source.step_values(lazy.key, step))
+            per_step = lazy.source.steps_values(lazy.key, ran)
+            if per_step is None:
+                values_deferred.append(index)
+            else:
+                values.extend(chain.from_iterable(per_step))
             totals.extend(lazy.totals)
         else:
             records = [node.exec_step(step).values() for step in ran]  # type: ignore[union-attr]
@@ -116,15 +130,15 @@ def pack_model(model: Model) -> bytes:
         (source.kind, tuple(source.paths), source.note), list(model.steps),
         _HAS_TRACE_FROM_RELOAD if deferred and not model._has_trace  # noqa: SLF001
         else bool(model.has_trace), bool(model.miss_accelerator_stream), list(model.notes),
-        frames, traces, rows, counts.tobytes(), steps.tobytes(),
-        _transpose(values), _transpose(totals), persistent)
+        frames, traces, rows, array("q", counts).tobytes(), array("q", steps).tobytes(),
+        _transpose(values), _transpose(totals), persistent, values_deferred)
     return MAGIC + bytes([VERSION]) + zlib.compress(marshal.dumps(payload, _MARSHAL_FORMAT),
                                                     _ZLIB_LEVEL)
 
 
-def _transpose(rows: array) -> list[bytes]:
+def _transpose(rows: list[int]) -> list[bytes]:
     """Row-major values as one column per value: like numbers side by side pack better."""
-    return [rows[i::_N_VALUES].tobytes() for i in range(_N_VALUES)]
+    return [array("q", rows[i::_N_VALUES]).tobytes() for i in range(_N_VALUES)]
 
 
 def _has_accelerator_persistent(node: GraphNode, lazy: Optional[LazyExecs]) -> bool:
@@ -160,8 +174,8 @@ def unpack_model(data: bytes, reload: Optional[Callable[[], Model]] = None) -> M
                         % (data[len(MAGIC)] if len(data) >= header else -1, VERSION))
     try:
         (src, model_steps, has_trace, miss_stream, notes, frame_rows, trace_rows, rows,
-         raw_counts, raw_steps, raw_values, raw_totals, persistent) = marshal.loads(
-            zlib.decompress(data[header:]))
+         raw_counts, raw_steps, raw_values, raw_totals, persistent,
+         values_deferred) = marshal.loads(zlib.decompress(data[header:]))
     except (ValueError, TypeError, EOFError, zlib.error) as exc:
         raise LoadError("the profile summary is damaged (%s)" % exc) from None
     model = Model(Source(src[0], tuple(src[1]), src[2]), steps=list(model_steps),
@@ -173,7 +187,7 @@ def unpack_model(data: bytes, reload: Optional[Callable[[], Model]] = None) -> M
     totals = _columns(raw_totals)
     persistent_set = set(persistent)
     execs = SummaryExecs(model.source, [r[0] for r in rows], counts, steps,
-                         _columns(raw_values), reload)
+                         _columns(raw_values), values_deferred, reload)
     offsets = execs.offsets
     if has_trace == _HAS_TRACE_FROM_RELOAD:
         model.defer_has_trace(execs.full_has_trace)
@@ -185,9 +199,14 @@ def unpack_model(data: bytes, reload: Optional[Callable[[], Model]] = None) -> M
         node.op_types = set(op_types)
         node.shape = list(shape)
         node.inputs = inputs
-        node.output_shapes = {slot: list(dims) for slot, dims in output_shapes.items()}
-        node.src_output = src_output
-        node.attrs = attrs
+        if output_shapes is not None:
+            node.output_shapes = {slot: list(dims) for slot, dims in output_shapes.items()}
+            node.src_output = src_output
+        if attrs is not None:
+            node.attrs = attrs
+        if output_shapes is None or attrs is None:
+            node.defer_details(execs.fill_shapes if output_shapes is None else None,
+                               execs.fill_attrs if attrs is None else None)
         node.canonical_device = canonical_device
         node.host_device = host_device
         node.float_ops = float_ops
@@ -209,7 +228,8 @@ class SummaryExecs:
     """The ExecSource of unpacked nodes: values from the summary, records from a reload."""
 
     def __init__(self, source: Source, names: list[str], counts: array, steps: array,
-                 values: list[array], reload: Optional[Callable[[], Model]]) -> None:
+                 values: list[array], values_deferred: Sequence[int],
+                 reload: Optional[Callable[[], Model]]) -> None:
         self._source = source
         self._names = names
         self._counts = counts
@@ -217,28 +237,58 @@ class SummaryExecs:
         self._values = values
         self._reload = reload
         self._full: Optional[Model] = None
+        #: node -> its first step's index in steps
         self.offsets = array("q", bytes(8 * len(counts)))
-        offset = 0
+        #: node -> its first step's row in values, -1 if they were left to a reload
+        self._rows = array("q", bytes(8 * len(counts)))
+        deferred = set(values_deferred)
+        offset = row = 0
         for i, count in enumerate(counts):
             self.offsets[i] = offset
             offset += count
-
-    def _row(self, key: int, step: int) -> int:
-        start = self.offsets[key]
-        return start + self._steps[start:start + self._counts[key]].index(step)
+            if i in deferred:
+                self._rows[i] = -1
+            else:
+                self._rows[i] = row
+                row += count
 
     def step_values(self, key: int, step: int) -> tuple[int, ...]:
-        row = self._row(key, step)
+        row = self._rows[key]
+        if row < 0:
+            return self._full_record(key, step, "statistics of one step").values()
+        start = self.offsets[key]
+        row += self._steps[start:start + self._counts[key]].index(step)
         return tuple([column[row] for column in self._values])
 
+    def steps_values(self, key: int, steps: Sequence[int]) -> Optional[list[Sequence[int]]]:
+        if self._rows[key] < 0:
+            return None
+        return [self.step_values(key, step) for step in steps]
+
     def step_record(self, key: int, step: int) -> ExecStep:
+        return self._full_record(key, step, "timelines and the accelerator advice")
+
+    def _full_record(self, key: int, step: int, what: str) -> ExecStep:
         name = self._names[key]
-        node = self._full_model().nodes.get(name)
+        node = self._full_model(what).nodes.get(name)
         record = node.exec_step(step) if node is not None else None
         if record is None:
             raise LoadError("%s changed since it was loaded: node %r has no step %d now"
                             % (self._where(), name, step))
         return record
+
+    def fill_shapes(self, node: GraphNode) -> None:
+        """Set ``node``'s output shapes and source slots from the full model."""
+        full = self._full_model("input shapes").nodes.get(node.name)
+        if full is not None:
+            node.output_shapes = full.output_shapes
+            node.src_output = full.src_output
+
+    def fill_attrs(self, node: GraphNode) -> None:
+        """Set ``node``'s attributes from the full model."""
+        full = self._full_model("node attributes").nodes.get(node.name)
+        if full is not None:
+            node.attrs = full.attrs
 
     def full_trace(self, name: str) -> Optional[list[Frame]]:
         """Node ``name``'s code trace, from the full model."""
@@ -252,7 +302,7 @@ class SummaryExecs:
     def _where(self) -> str:
         return ", ".join(self._source.paths) or self._source.kind
 
-    def _full_model(self, what: str = "timelines and the accelerator advice") -> Model:
+    def _full_model(self, what: str) -> Model:
         if self._full is None:
             why = "it was loaded elsewhere"
             if self._reload is not None:
