@@ -251,7 +251,7 @@ def test_without_distributed_the_error_says_what_to_install(monkeypatch):
         load_many(JOBS, scheduler="tcp://127.0.0.1:1")
 
 
-def test_by_default_only_tf2_and_trace_inputs_go_to_the_pool(here):
+def test_by_default_profile_files_go_to_the_pool_and_graphs_load_here(here):
     from tfprof_shell.model.summary import SummaryExecs
 
     def summarized(model: Model) -> bool:
@@ -260,4 +260,4 @@ def test_by_default_only_tf2_and_trace_inputs_go_to_the_pool(here):
 
     loaded = load_many(JOBS, workers=0)
     assert_same(loaded, here)
-    assert [summarized(job.model) for job in loaded] == [False, False, True, True]
+    assert [summarized(job.model) for job in loaded] == [True, False, True, True]

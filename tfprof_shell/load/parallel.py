@@ -54,9 +54,8 @@ def load_many(jobs: Sequence[tuple[str, Inputs]], workers: int = 0,
 
     ``workers`` processes at a time. One job, or one worker, loads here with
     :func:`load_model` (full detail, no summary). 0 means one per CPU for
-    the jobs a pool speeds up (TF2 .xplane.pb and trace files, whose parsing
-    dominates); a ProfileProto or GraphDef loads faster here, where its
-    per-step records are read lazily, than a worker can read them all.
+    the jobs a pool speeds up (a --profile_path of any kind, whose parsing
+    dominates); GraphDef and RunMetadata inputs load here.
     ``scheduler`` (``tcp://host:port``) sends the jobs to that Dask cluster
     instead, whose workers must see the same files. A failing job raises its
     UserError, the message prefixed with ``profile NAME:`` when there are
@@ -78,20 +77,27 @@ def load_many(jobs: Sequence[tuple[str, Inputs]], workers: int = 0,
 
 
 def _pays_in_pool(inputs: Inputs) -> bool:
-    """Whether loading ``inputs`` in another process pays (TF2 xplanes and traces)."""
-    from .detect import CHROME_TRACE, XPLANE, resolve
+    """Whether loading ``inputs`` in another process pays (a profile file's does)."""
+    from .detect import resolve
     if not inputs.profile_path:
         return False
     try:
-        return resolve(inputs.profile_path, inputs.run, inputs.hosts).kind in (XPLANE, CHROME_TRACE)
+        resolve(inputs.profile_path, inputs.run, inputs.hosts)
     except UserError:
         return False  # loading it here gives the error
+    return True
 
 
-def load_summary(inputs: Inputs) -> WorkerResult:
-    """The per-profile work of both routes: load, then pack (see :data:`WorkerResult`)."""
+def load_summary(inputs: Inputs, keep: Optional[list[Model]] = None) -> WorkerResult:
+    """The per-profile work of both routes: load, then pack (see :data:`WorkerResult`).
+
+    ``keep`` gets the loaded model: a process about to exit spares freeing it.
+    """
     try:
-        return OK, pack_model(load_model(inputs)), 0, ""
+        model = load_model(inputs)
+        if keep is not None:
+            keep.append(model)
+        return OK, pack_model(model), 0, ""
     except UserError as exc:
         return FAILED, exc.message, exc.exit_code, type(exc).__name__
     except Exception:  # a bug: the parent shows its traceback
@@ -176,11 +182,13 @@ def _child(conn: Connection, inputs: Inputs, cwd: str) -> None:
         result: WorkerResult = (FAILED, "cannot enter the current directory %s: %s"
                                 % (cwd, exc.strerror), errors.EXIT_DATA, "LoadError")
     else:
-        result = load_summary(inputs)
+        loaded: list[Model] = []
+        result = load_summary(inputs, loaded)
     try:
         conn.send(result)
     except OSError:  # the parent gave up on us
         pass
+    os._exit(0)  # at once: the loaded model is not worth freeing object by object
 
 
 def _load_in_processes(jobs: list[tuple[str, Inputs]], workers: int) -> list[LoadedJob]:
