@@ -6,7 +6,7 @@ import gzip
 import json
 import os
 import shutil
-from collections import Counter, defaultdict
+from collections import Counter
 
 import pytest
 

@@ -153,6 +153,7 @@ def test_engine_json_writer_bytes(tmp_path):
         pytest.skip("golden not generated")
     r = run_cli(["--profile_path=" + sample("tiny_mlp", "profile"), "graph", "-step", "1",
                  "-output", "timeline:outfile=trace.json"], cwd=str(tmp_path))
+    assert r.code == 0, r.err
     with open(case, "rb") as fh, open(tmp_path / "trace.json_1", "rb") as mine:
         assert mine.read() == fh.read()
 

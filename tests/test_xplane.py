@@ -8,7 +8,7 @@ import io
 import os
 import re
 import shutil
-from collections import Counter, defaultdict
+from collections import Counter
 
 import pytest
 from hypothesis import given, settings
@@ -54,10 +54,10 @@ def raw_events(path: str) -> list[list[dict]]:
         evs = []
         for ev in line.events:
             stats = {}
-            for st in ev.stats:
-                which = st.WhichOneof("value")
-                value = getattr(st, which)
-                stats[names[st.metadata_id]] = names[value] if which == "ref_value" else value
+            for stat in ev.stats:
+                which = stat.WhichOneof("value")
+                value = getattr(stat, which)
+                stats[names[stat.metadata_id]] = names[value] if which == "ref_value" else value
             start = line.timestamp_ns * 1000 + ev.offset_ps
             evs.append({"name": plane.event_metadata[ev.metadata_id].name, "start": start,
                         "end": start + ev.duration_ps, "stats": stats})
