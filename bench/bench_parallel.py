@@ -17,11 +17,13 @@ the speed-ups are bounded by that, not by the core count).
 
 Profiles: "tf2" (the TensorFlow-recorded ~100 MB TF2 file of
 bench/make_large_tf2_xplane.py, Python stacks included, when it has been
-recorded), "xplane" (bench/make_large_xplane.py, ~100 MB, 20k ops x 20 steps)
-and "profile" (bench/make_large_profile.py, a ~90 MB ProfileProto, 50k nodes x
-10 steps), generated once into bench/.cache/ as bench/bench.py does::
+recorded), "xplane" (bench/make_large_xplane.py, ~100 MB, 20k ops x 20 steps),
+"profile" (bench/make_large_profile.py, a ~90 MB ProfileProto, 50k nodes x
+10 steps) and "profile_tf" (the ~75 MB ProfileProto TensorFlow records for
+bench/bench.py's "large_tf", when it has been recorded), generated once into
+bench/.cache/ as bench/bench.py does::
 
-    python bench/bench_parallel.py --copies 4 [--profiles tf2,xplane,profile] [--runs 3]
+    python bench/bench_parallel.py --copies 4 [--profiles tf2,xplane,profile,profile_tf] [--runs 3]
 """
 
 from __future__ import annotations
@@ -47,6 +49,14 @@ PROFILES = {
     "xplane": (os.path.join(CACHE, "large", "localhost.xplane.pb"), "make_large_xplane.py",
                "host%d.xplane.pb"),
     "profile": (os.path.join(CACHE, "large_profile"), "make_large_profile.py", "profile_%d"),
+    "profile_tf": (os.path.join(CACHE, "large_tf", "profile"), "make_large_tf_profile.py",
+                   "profile_%d"),
+}
+#: Kinds recorded with TensorFlow: measured only once recorded (by another script).
+RECORDED = {
+    "tf2": "bench/make_large_tf2_xplane.py, with TensorFlow, or bench/bench_xprof.py "
+           "--tf-python PY",
+    "profile_tf": "bench/bench.py --engine-python PY, with TensorFlow",
 }
 
 
@@ -178,7 +188,7 @@ def in_child(*args: str) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--copies", type=int, default=4, help="profiles loaded together")
-    ap.add_argument("--profiles", default="tf2,xplane,profile")
+    ap.add_argument("--profiles", default="tf2,xplane,profile,profile_tf")
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -200,9 +210,8 @@ def main(argv=None) -> int:
         print("start method %-10s first process %4.0f ms, then %4.0f ms each"
               % (method, first * 1000, then * 1000))
     for kind in args.profiles.split(","):
-        if kind == "tf2" and not os.path.exists(PROFILES[kind][0]):
-            print("\ntf2: skipped (record it first: bench/make_large_tf2_xplane.py, with "
-                  "TensorFlow, or bench/bench_xprof.py --tf-python PY)")
+        if kind in RECORDED and not os.path.exists(PROFILES[kind][0]):
+            print("\n%s: skipped (record it first: %s)" % (kind, RECORDED[kind]))
             continue
         paths = copies(kind, args.copies)
         p = in_child("pack", paths[0])
