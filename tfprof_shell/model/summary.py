@@ -184,7 +184,7 @@ def unpack_model(data: bytes, reload: Optional[Callable[[], Model]] = None) -> M
     frames = [Frame(*f) for f in frame_rows]
     traces = [[frames[i] for i in ids] for ids in trace_rows]
     counts, steps = _columns([raw_counts, raw_steps])
-    totals = _columns(raw_totals)
+    totals = list(zip(*_columns(raw_totals)))  # per node, made at C speed
     persistent_set = set(persistent)
     execs = SummaryExecs(model.source, [r[0] for r in rows], counts, steps,
                          _columns(raw_values), values_deferred, reload)
@@ -219,7 +219,7 @@ def unpack_model(data: bytes, reload: Optional[Callable[[], Model]] = None) -> M
             start = offsets[index]
             node.defer_execs(LazyExecs(
                 execs, index, tuple(steps[start:start + count]),
-                tuple(column[index] for column in totals), index in persistent_set))
+                totals[index], index in persistent_set))
         nodes[name] = node
     return model
 
