@@ -7,7 +7,9 @@ the page cache holds it once, as for files read again) are loaded:
     profile loads today (the baseline of the speed-ups);
   * through the pool with 1 process (what the summary round trip costs);
   * through the pool with 2 processes and with one per core;
-each in a fresh Python process (gc off, as the CLI loads); --runs rounds,
+each in a fresh Python process (gc off, as the CLI loads), whose peak RSS
+(the shell's process, holding every loaded profile; not its loading
+processes) is printed too; --runs rounds,
 interleaved, and the fastest of each counts (other work on a shared machine
 only adds time).
 Also printed: the summary's size against the file's, the time to pack and
@@ -233,8 +235,8 @@ def main(argv=None) -> int:
                 r = in_child(mode, *paths)
                 walls[mode].append(r["wall"])
                 rss[mode] = max(rss[mode], r["rss_mb"])
-        print("  %d copies             best s  speed-up  median s  peak RSS of the loading "
-              "process, MB" % args.copies)
+        print("  %d copies             best s  speed-up  median s  peak RSS of the process "
+              "holding them, MB" % args.copies)
         base = min(walls["1"])
         for mode, label in modes:
             print("  %-20s %7.2f  %7.2fx  %8.2f  %6.0f"
