@@ -154,8 +154,11 @@ def test_a_killed_worker_is_one_clear_error(tmp_path):
 
 
 CTRL_C = """
-import multiprocessing, sys, threading, time
+import faulthandler, multiprocessing, sys, threading, time
 from tfprof_shell.load import Inputs
+
+# Should this ever hang (it did once in a full test run, never alone), say where.
+faulthandler.dump_traceback_later(40, exit=True)
 from tfprof_shell.load.parallel import load_many
 
 def ready():
@@ -191,7 +194,7 @@ def test_ctrl_c_cancels_the_pool_quietly(tmp_path):
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
-    assert out == "interrupted 0\n"
+    assert out == "interrupted 0\n", err
     assert err == ""
 
 
