@@ -382,3 +382,26 @@ def test_deferred_traces_without_reload_are_one_clear_load_error():
     assert run(packed, "op -select micros")
     with pytest.raises(LoadError, match=r"^code traces need the full profile: .*custom_loop_py"):
         run(packed, "code -max_depth 3")
+
+
+def test_a_reload_is_announced_once_after_the_command_that_caused_it():
+    inputs = ROUTES["tiny_mlp/profile"]
+    packed, reloads = packed_counting_reloads(inputs)
+    session = Session(packed, name="a")
+    session.add("b", load_model(inputs))
+    assert session.execute("scope -max_depth 2").notes == []
+    step = packed.steps[0]
+    notes = session.execute("scope -max_depth 2 -step %d" % step).notes
+    assert notes == ["a: read %s again in full: statistics of one step need it"
+                     % inputs.profile_path]
+    assert reloads == [1]
+    assert session.execute("graph -max_depth 2 -step %d" % step).notes == []
+    assert session.execute("use b").notes == []
+    assert packed.take_notes() == []
+
+
+def test_with_one_profile_the_reload_note_names_no_profile():
+    packed, _ = packed_counting_reloads(ROUTES["tiny_mlp/profile"])
+    notes = Session(packed).execute("scope -max_depth 2 -select input_shapes").notes
+    assert notes == ["read %s again in full: input shapes need it"
+                     % ROUTES["tiny_mlp/profile"].profile_path]

@@ -152,9 +152,19 @@ class Session:
         return self.execute_words(words)
 
     def execute_words(self, words: Sequence[str]) -> Reply:
-        """Run an already split command line (raises UserError on mistakes)."""
+        """Run an already split command line (raises UserError on mistakes).
+
+        Notes a profile made while the command ran (it was read again) follow
+        the command's own.
+        """
         request = commands.parse_words(words, self.options)
-        return self._handlers[request.command.kind](request)
+        reply = self._handlers[request.command.kind](request)
+        for name, views in self.profiles.items():
+            later = views.model.take_notes()
+            if later:
+                prefix = "%s: " % name if len(self.profiles) > 1 else ""
+                reply.notes.extend(prefix + note for note in later)
+        return reply
 
     def run_view(self, view: str, opts: Options) -> Reply:
         """Plan, build, render and deliver one view command."""

@@ -39,6 +39,8 @@ class Model:
         self.miss_accelerator_stream = miss_accelerator_stream
         #: Notes a loader wants shown once (e.g. "3 gradient nodes not accounted").
         self.notes: list[str] = [] if notes is None else notes
+        #: Notes made after loading (e.g. a profile read again): see take_notes.
+        self.later_notes: list[str] = []
         self._has_trace = has_trace
         self._trace_check: Optional[Callable[[], bool]] = None
         self._sorted: Optional[list[GraphNode]] = None
@@ -64,6 +66,13 @@ class Model:
     def traces_deferred(self) -> bool:
         """Whether a loader left the code traces to be resolved when first read."""
         return self._trace_check is not None
+
+    def take_notes(self) -> list[str]:
+        """The :attr:`later_notes` made since the last call (the command that caused
+        them shows them once)."""
+        notes = list(self.later_notes)
+        self.later_notes.clear()  # in place: whoever adds to it holds this list
+        return notes
 
     def sorted_nodes(self) -> list[GraphNode]:
         """All nodes in name (byte) order, computed once."""

@@ -161,9 +161,11 @@ def unpack_model(data: bytes, reload: Optional[Callable[[], Model]] = None) -> M
     """The Model a :func:`pack_model` summary describes.
 
     Views, filters and every ``-step`` answer as on the packed model. The
-    first request for a detailed record (a timeline, the accelerator advice)
-    calls ``reload()`` once for the full model; without it, or if it fails,
-    that request is a LoadError.
+    first request for what the summary left behind (a detailed record, a
+    deferred trace, value or detail: see the module docstring) calls
+    ``reload()`` once for the full model and adds a note saying so to the
+    model's later notes; without it, or if it fails, that request is a
+    LoadError.
     """
     header = len(MAGIC) + 1
     if data[:len(MAGIC)] != MAGIC:
@@ -187,7 +189,7 @@ def unpack_model(data: bytes, reload: Optional[Callable[[], Model]] = None) -> M
     totals = list(zip(*_columns(raw_totals)))  # per node, made at C speed
     persistent_set = set(persistent)
     execs = SummaryExecs(model.source, [r[0] for r in rows], counts, steps,
-                         _columns(raw_values), values_deferred, reload)
+                         _columns(raw_values), values_deferred, reload, model.later_notes)
     offsets = execs.offsets
     if has_trace == _HAS_TRACE_FROM_RELOAD:
         model.defer_has_trace(execs.full_has_trace)
@@ -229,8 +231,11 @@ class SummaryExecs:
 
     def __init__(self, source: Source, names: list[str], counts: array, steps: array,
                  values: list[array], values_deferred: Sequence[int],
-                 reload: Optional[Callable[[], Model]]) -> None:
+                 reload: Optional[Callable[[], Model]],
+                 notes: Optional[list[str]] = None) -> None:
         self._source = source
+        #: Where a reload is announced (the unpacked model's later notes).
+        self._notes = notes if notes is not None else []
         self._names = names
         self._counts = counts
         self._steps = steps
@@ -310,6 +315,9 @@ class SummaryExecs:
                     self._full = self._reload()
                 except UserError as exc:
                     why = exc.message
+                else:
+                    self._notes.append("read %s again in full: %s need it"
+                                       % (self._where(), what))
             if self._full is None:
                 raise LoadError("%s need the full profile: %s cannot be read here (%s)"
                                 % (what, self._where(), why))
