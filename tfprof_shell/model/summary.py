@@ -65,8 +65,8 @@ def pack_model(model: Model) -> bytes:
     values: list[int] = []  # _N_VALUES per (node, step), in node then step order
     totals: list[int] = []  # _N_VALUES per node
     persistent = []
-    #: Nodes whose per-step values stay with their loader (see steps_values): a reload's.
-    values_deferred = []
+    # Nodes whose per-step values stay with their loader (see steps_values): a reload's.
+    values_deferred: list[int] = []
     # Traces a loader deferred (TF2 Python stacks) stay deferred: resolving them
     # here would cost a worker what no view may ever ask for; a reload gives them.
     deferred = model.traces_deferred
