@@ -717,15 +717,28 @@ def test_a_failing_parent_stops_its_child(tmp_path, monkeypatch):
 
 # -- a host's deferred cpu records, all steps at once ----------------------------
 
-CPU_ROWS = st.lists(st.tuples(st.integers(-3_000_000, 5_000_000), st.integers(-2_000_000, 3_000_000),
-                              st.integers(0, 4)), min_size=1, max_size=12)
+@st.composite
+def cpu_execs(draw) -> tuple[int, list[tuple[int, int, int]]]:
+    """A time origin and (start ps, self ps, step) rows; starts often at the edge of
+    the first counted one (1_000_000 - ref_ps), durations at the edge of rounding."""
+    ref_ps = draw(st.integers(-2_000_000, 2_000_000))
+    edge = 1_000_000 - ref_ps
+    starts = st.one_of(st.integers(-3_000_000, 5_000_000),
+                       st.integers(-2, 2).map(lambda d: edge + d))
+    durations = st.one_of(st.integers(-2_000_000, 3_000_000),
+                          st.sampled_from([0, 499_999, 500_000, 1_499_999, 1_500_000]))
+    rows = draw(st.lists(st.tuples(starts, durations, st.integers(0, 4)), min_size=1,
+                         max_size=12))
+    return ref_ps, rows
 
 
-@settings(max_examples=300, deadline=None)
-@given(CPU_ROWS, st.integers(-2_000_000, 2_000_000), st.booleans())
-def test_cpu_steps_values_equal_each_steps_values(raw, ref_ps, one_per_step):
+@settings(max_examples=400, deadline=None)
+@given(cpu_execs(), st.booleans())
+def test_cpu_steps_values_equal_each_steps_values(drawn, one_per_step):
     """_CpuExecs.steps_values (what a summary packs) against step_values, step by step:
-    starts before the time origin, zero and negative durations, several runs a step."""
+    starts before the time origin, zero and negative durations, several runs a step
+    (the one-execution-per-step case is computed apart)."""
+    ref_ps, raw = drawn
     if one_per_step:  # a tf.function's op: one execution per step, steps in time order
         raw = [(t, d, i) for i, (t, d, _) in enumerate(raw)]
     rows = sorted(((t, d, step, "Op") for t, d, step in raw), key=lambda r: r[0])
@@ -734,3 +747,14 @@ def test_cpu_steps_values_equal_each_steps_values(raw, ref_ps, one_per_step):
     steps = tuple(dict.fromkeys(r[2] for r in rows))
     expected = [execs.step_values(0, step) for step in steps]
     assert [tuple(v) for v in execs.steps_values(0, steps)] == expected
+
+
+def test_cpu_steps_values_round_as_step_values_at_the_edges():
+    """The one-execution-per-step case on every rounding edge of ps_to_micros."""
+    durations = [0, 1, 499_999, 500_000, 1_499_999, 1_500_000, -1, -500_001, 7_250_000_000]
+    execs = _CpuExecs("/host:CPU", 0)
+    execs.rows.append([(1_000_000 + i, d, i, "Op") for i, d in enumerate(durations)])
+    steps = tuple(range(len(durations)))
+    expected = [execs.step_values(0, step) for step in steps]
+    assert [tuple(v) for v in execs.steps_values(0, steps)] == expected
+    assert [v[1] for v in expected] == [1, 1, 1, 1, 1, 2, 1, -1, 7250]

@@ -309,9 +309,10 @@ class _CpuExecs:
         return self.step_record(key, step).values()
 
     def steps_values(self, key: int, steps: Sequence[int]) -> list[Sequence[int]]:
-        """:meth:`step_values` of each of ``steps``, from the node's executions at once."""
+        """:meth:`step_values` of each of ``steps``; at once in the common case."""
         rows = self.rows[key]
-        first_positive = 1_000_000 - self.ref_ps  # (ref_ps + t) // 10**6 > 0 from here on
+        # (ref_ps + t) // 10**6 > 0, i.e. step_record counts it, from this start on
+        first_positive = 1_000_000 - self.ref_ps
         if len(rows) == len(steps) and rows[0][0] >= first_positive:
             # One execution per step (a tf.function's op), every start counted (rows
             # are sorted by start): the steps are the rows' own, in row order.
@@ -319,13 +320,7 @@ class _CpuExecs:
                        repeat(1_000_000))
             # ps_to_micros, 0us rounding up to 1us, as step_record does
             return [(1, m, 0, m, 0, 0, 0, 0) for m in (m or 1 for m in each)]
-        runs = dict.fromkeys(steps, 0)
-        micros = dict.fromkeys(steps, 0)
-        for t, dur, step, _ in rows:
-            if t >= first_positive:
-                runs[step] += 1
-                micros[step] += (dur + 500_000) // 1_000_000 or 1
-        return [(runs[s], micros[s], 0, micros[s], 0, 0, 0, 0) for s in steps]
+        return [self.step_values(key, step) for step in steps]
 
 
 def _plain_cpu(kind: Any) -> bool:
