@@ -231,11 +231,10 @@ class SummaryExecs:
 
     def __init__(self, source: Source, names: list[str], counts: array, steps: array,
                  values: list[array], values_deferred: Sequence[int],
-                 reload: Optional[Callable[[], Model]],
-                 notes: Optional[list[str]] = None) -> None:
+                 reload: Optional[Callable[[], Model]], notes: list[str]) -> None:
         self._source = source
         #: Where a reload is announced (the unpacked model's later notes).
-        self._notes = notes if notes is not None else []
+        self._notes = notes
         self._names = names
         self._counts = counts
         self._steps = steps
