@@ -135,8 +135,8 @@ class GraphNode:
 
     __slots__ = ("name", "id", "op", "op_types", "shape", "_output_shapes", "inputs",
                  "_src_output", "canonical_device", "host_device", "float_ops", "_trace",
-                 "_trace_source", "_attrs", "_deferred", "_execs", "_lazy", "_stats",
-                 "_input_shapes", "_params")
+                 "_trace_source", "_attrs", "_deferred", "_execs", "_lazy", "_step1",
+                 "_stats1", "_stats", "_input_shapes", "_params")
 
     def __init__(self, name: str, op: str, node_id: int = -1) -> None:
         self.name = name
@@ -164,7 +164,11 @@ class GraphNode:
         #: step -> execution record (see :attr:`execs`)
         self._execs: dict[int, ExecStep] = {}
         self._lazy: Optional[LazyExecs] = None
-        self._stats: dict[int, tuple[int, ...]] = {}
+        # stats() cache: the first step asked (most sessions ask one), then a dict
+        # for the others, made on first need (a large model has 50k nodes).
+        self._step1: Optional[int] = None
+        self._stats1: tuple[int, ...] = ()
+        self._stats: Optional[dict[int, tuple[int, ...]]] = None
         self._input_shapes: Optional[dict[int, list[int]]] = None
         self._params: Optional[int] = None
 
@@ -308,13 +312,13 @@ class GraphNode:
     def execs(self, records: dict[int, ExecStep]) -> None:
         self._execs = records
         self._lazy = None
-        self._stats.clear()
+        self._step1 = self._stats = None
 
     def defer_execs(self, lazy: LazyExecs) -> None:
         """Leave the records in ``lazy.source`` until a view needs them."""
         self._execs = {}
         self._lazy = lazy
-        self._stats.clear()
+        self._step1 = self._stats = None
 
     @property
     def steps_run(self) -> tuple[int, ...]:
@@ -353,9 +357,13 @@ class GraphNode:
         ``step < 0`` averages over the steps this node ran in, truncating,
         as the engine does; a step the node did not run in gives zeros.
         """
-        cached = self._stats.get(step)
-        if cached is not None:
-            return cached
+        if step == self._step1:
+            return self._stats1
+        more = self._stats
+        if more is not None:
+            cached = more.get(step)
+            if cached is not None:
+                return cached
         lazy = self._lazy
         if lazy is not None:
             ran = bool(lazy.steps)
@@ -379,7 +387,12 @@ class GraphNode:
                 values = _average(sums, len(execs))
         float_ops = self.float_ops * values[0] if ran else self.float_ops
         result = values + (self.parameters, float_ops)
-        self._stats[step] = result
+        if self._step1 is None:
+            self._step1, self._stats1 = step, result
+        elif more is None:
+            self._stats = {step: result}
+        else:
+            more[step] = result
         return result
 
     def trackable(self, step: int) -> bool:
@@ -387,3 +400,4 @@ class GraphNode:
         rec = self.exec_step(step)
         return (rec is not None and rec.all_start_micros != 0
                 and bool(self.canonical_device) and bool(self.host_device))
+
