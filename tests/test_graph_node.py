@@ -1,9 +1,14 @@
-"""GraphNode's statistics cache."""
+"""GraphNode's statistics cache and the scope view's lean ScopeNode."""
 
 from __future__ import annotations
 
-from tfprof_shell.model import ExecMemory, ExecStep, GraphNode
-from tfprof_shell.model.stats import CPU, EXEC, REQUESTED, RUN_COUNT
+import pytest
+
+from tfprof_shell.model import ExecMemory, ExecStep, GraphNode, Model, ScopeNode, Source
+from tfprof_shell.model import node as node_module
+from tfprof_shell.model.stats import CPU, EXEC, REQUESTED, RUN_COUNT, ZERO_SELF
+from tfprof_shell.session import Session
+from tfprof_shell.views.base import SCOPE_PARENT
 
 DEV = "/job:w/device:cpu:0"
 
@@ -37,3 +42,29 @@ def test_new_records_replace_the_cached_statistics() -> None:
     assert node.stats(0)[EXEC] == 10 and node.stats(-1)[EXEC] == 10
     node.execs = {0: _record(7, 1)}
     assert node.stats(0)[EXEC] == 7 and node.stats(-1)[EXEC] == 7
+
+
+def test_a_scope_node_sets_every_field_and_never_ran() -> None:
+    scope = ScopeNode("a/b", SCOPE_PARENT)
+    plain = GraphNode("a/b", SCOPE_PARENT)
+    for slot in GraphNode.__slots__:
+        assert getattr(scope, slot) == getattr(plain, slot), slot
+    assert scope.stats(-1) == scope.stats(3) == ZERO_SELF
+    assert not scope.has_run() and scope.exec_step(0) is None
+    assert scope.parameters == 0 and scope.input_shapes({}) == {}
+
+
+@pytest.mark.parametrize("line", [
+    "scope -select micros,params,bytes,device,op_types,occurrence,input_shapes",
+    "scope -output timeline:outfile={out}/t.json -step 0",
+    "scope -account_type_regexes Op -account_displayed_op_only -order_by name -step 0",
+    "scope -output json:outfile={out}/s.json",
+])
+def test_no_command_writes_what_scope_nodes_share(tmp_path, line) -> None:
+    model = Model(Source("graph", ()))
+    for name, steps in (("a/b/c", {0: (3, 10)}), ("a/d", {0: (4, 20)}), ("e/f/g", {})):
+        model.nodes[name] = _node(name, steps)
+    model.steps = [0]
+    Session(model).execute(line.format(out=tmp_path))
+    assert node_module._NO_ITEMS == {} and node_module._NO_DIMS == []
+    assert node_module._TYPES.get(SCOPE_PARENT, {SCOPE_PARENT}) == {SCOPE_PARENT}

@@ -1,7 +1,7 @@
 """The node model: graph nodes, per-step execution records, the loaded profile."""
 
 from .model import Model, Source
-from .node import ExecMemory, ExecSource, ExecStep, Frame, GraphNode, LazyExecs
+from .node import ExecMemory, ExecSource, ExecStep, Frame, GraphNode, LazyExecs, ScopeNode
 
 __all__ = ["ExecMemory", "ExecSource", "ExecStep", "Frame", "GraphNode", "LazyExecs", "Model",
-           "Source"]
+           "ScopeNode", "Source"]

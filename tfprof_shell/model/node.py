@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, NamedTuple, Optional, Protocol, Sequence
 
+from .stats import ZERO_SELF
+
 
 class Frame(NamedTuple):
     """One Python call-stack frame that created a node (outermost first)."""
@@ -401,3 +403,50 @@ class GraphNode:
         return (rec is not None and rec.all_start_micros != 0
                 and bool(self.canonical_device) and bool(self.host_device))
 
+
+#: The containers every ScopeNode shares; nothing writes them (see ScopeNode).
+_NO_ITEMS: dict = {}
+_NO_DIMS: list[int] = []
+_TYPES: dict[str, set[str]] = {}
+
+
+class ScopeNode(GraphNode):
+    """The graph node of a name scope that is no node of the profile: no facts, never ran.
+
+    The scope view makes one per such scope, tens of thousands in a large
+    model, so its containers are shared empty ones instead of its own.
+    Nothing writes them: loaders fill only the nodes they made.
+    """
+
+    __slots__ = ()
+
+    def __init__(self, name: str, op: str) -> None:
+        # Every field of GraphNode.__init__, set here instead (tests check it).
+        self.name = name
+        self.id = -1
+        self.op = op
+        types = _TYPES.get(op)
+        if types is None:
+            types = _TYPES[op] = {op}
+        self.op_types = types
+        self.shape = _NO_DIMS
+        self.inputs = _NO_ITEMS
+        self._output_shapes = _NO_ITEMS
+        self._src_output = _NO_ITEMS
+        self._attrs = _NO_ITEMS
+        self._deferred = None
+        self.canonical_device = ""
+        self.host_device = ""
+        self.float_ops = 0
+        self._trace = None
+        self._trace_source = None
+        self._execs = _NO_ITEMS
+        self._lazy = None
+        self._step1 = None
+        self._stats1 = ()
+        self._stats = None
+        self._input_shapes = None
+        self._params = None
+
+    def stats(self, step: int) -> tuple[int, ...]:
+        return ZERO_SELF

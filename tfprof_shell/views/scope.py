@@ -8,24 +8,10 @@ from typing import Optional
 from ..engine.account import Accounting
 from ..engine.filter import Filter
 from ..engine.order import sorter
-from ..model import GraphNode, Model
-from ..model.stats import ZERO_SELF
+from ..model import GraphNode, Model, ScopeNode
 from ..options import Options
-from .base import (ROOT_NAME, SCOPE_PARENT, ViewNode, ViewResult,
-                   stats_nonnegative)
+from .base import ROOT_NAME, SCOPE_PARENT, ViewNode, ViewResult, stats_nonnegative
 from .tree import account_scope_all, account_scope_tree, postorder, show_tree
-
-
-class _ScopeParent(GraphNode):
-    """The graph node of a name scope that is no graph node itself: it never ran."""
-
-    __slots__ = ()
-
-    def __init__(self, name: str) -> None:
-        super().__init__(name, SCOPE_PARENT)
-
-    def stats(self, step: int) -> tuple[int, ...]:
-        return ZERO_SELF
 
 
 class ScopeView:
@@ -51,7 +37,7 @@ class ScopeView:
                 if parent is not None:
                     parent.children.append(node)
                     break
-                parent = by_name[scope] = ViewNode(scope, _ScopeParent(scope))
+                parent = by_name[scope] = ViewNode(scope, ScopeNode(scope, SCOPE_PARENT))
                 parent.children.append(node)
                 node, name = parent, scope
                 cut = name.rfind("/")
