@@ -82,7 +82,7 @@ def render_text(result: ViewResult) -> str:
     """The full text the engine prints for a view command (made once per result)."""
     text = result.rendered.get("text")
     if text is None:
-        text = result.rendered["text"] = doc_block(result) + render_table(result)
+        text = result.rendered["text"] = render_table(result, doc_block(result))
     return text
 
 
@@ -109,9 +109,13 @@ class NoneRenderer(SingleRenderer):
         return Rendered(notes=list(result.notes), result=result)
 
 
-def render_table(result: ViewResult) -> str:
-    """Legend plus one line (or block) per displayed node."""
-    parts = [legend(result)]
+def render_table(result: ViewResult, head: str = "") -> str:
+    """``head``, the legend, then one line (or block) per displayed node.
+
+    ``head`` is joined with the rows rather than added to their text: that
+    would copy a large table once more.
+    """
+    parts = [head, legend(result)]
     if result.view == "op":
         root = result.root
         line = _op_line_formatter(result)
