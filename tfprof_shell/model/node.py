@@ -388,7 +388,11 @@ class GraphNode:
                 sums = tuple(map(sum, zip(*(rec.values() for rec in execs.values()))))
                 values = _average(sums, len(execs))
         float_ops = self.float_ops * values[0] if ran else self.float_ops
-        result = values + (self.parameters, float_ops)
+        params = self.parameters
+        if values is ZERO_VALUES and not params and not float_ops:
+            result = ZERO_SELF  # most nodes of a large model: one tuple for all
+        else:
+            result = values + (params, float_ops)
         if self._step1 is None:
             self._step1, self._stats1 = step, result
         elif more is None:

@@ -24,6 +24,9 @@ GRAPH_PARENT = "_TFGraphParent"
 ZERO_TOTAL: tuple[int, ...] = (0,) * S.N_TOTAL
 #: The definition count a node adds to its own statistics in its total.
 ONE = (1,)
+#: ZERO_SELF + ONE, the one such tuple of every node with no statistics of its own
+#: (most nodes of a large model: sharing it spares a tuple per node and command).
+ZERO_ONE = S.ZERO_SELF + ONE
 #: A read-only empty mapping shared by view nodes until they get their own.
 EMPTY: Mapping = MappingProxyType({})
 

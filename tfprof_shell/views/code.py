@@ -16,14 +16,12 @@ from ..engine.order import sorter
 from ..model import Frame, GraphNode, Model
 from ..model.stats import DEFS, N_TOTAL, ZERO_SELF
 from ..options import Options
-from .base import (EMPTY, ONE, ROOT_NAME, ZERO_TOTAL, ViewNode, ViewResult,
+from .base import (EMPTY, ONE, ROOT_NAME, ZERO_ONE, ZERO_TOTAL, ViewNode, ViewResult,
                    stats_nonnegative, total_with)
 from .op import snapshot
 from .tree import show_tree
 
 GRADIENT_SUFFIX = " (gradient)"
-#: Own statistics plus the definition count of a frame without ops.
-_ZERO_ONE = ZERO_SELF + ONE
 assert DEFS == N_TOTAL - 1  # _account_all counts a definition by replacing the last total
 
 
@@ -216,7 +214,7 @@ def _account(nodes: list[ViewNode], step: int, accounting: Accounting) -> list[V
             own, account = node.self, node.account
         if account or kept_children:
             node.kept = kept_children
-            own = own + ONE
+            own = ZERO_ONE if own is ZERO_SELF else own + ONE
             node.total = total_with(own, kept_children)
             kept.append(node)
         else:
@@ -243,7 +241,7 @@ def _account_all(made: list[ViewNode], roots: list[ViewNode], step: int,
             else:
                 own = sum_stats(list(members.values()), step)
             node.self = own
-            own = own + ONE
+            own = ZERO_ONE if own is ZERO_SELF else own + ONE
             node.account = True
             node.kept = node.children
         else:
@@ -257,6 +255,6 @@ def _account_all(made: list[ViewNode], roots: list[ViewNode], step: int,
                 total = children[0].total
                 node.total = total[:DEFS] + (total[DEFS] + 1,)
                 continue
-            own = _ZERO_ONE
+            own = ZERO_ONE
         node.total = total_with(own, node.children)
     return roots
