@@ -68,3 +68,18 @@ def test_no_command_writes_what_scope_nodes_share(tmp_path, line) -> None:
     Session(model).execute(line.format(out=tmp_path))
     assert node_module._NO_ITEMS == {} and node_module._NO_DIMS == []
     assert node_module._TYPES.get(SCOPE_PARENT, {SCOPE_PARENT}) == {SCOPE_PARENT}
+
+
+def test_the_scope_tree_does_not_depend_on_the_order_nodes_were_loaded() -> None:
+    """A scope made as a parent before its own graph node came takes that node."""
+    names = ["a/b/c", "a", "a/b-c", "a/b", "e/f/g", "a/b/c/d", "e"]
+    outputs = set()
+    for order in (names, sorted(names), sorted(names, reverse=True)):
+        model = Model(Source("graph", ()))
+        for name in order:
+            model.nodes[name] = _node(name, {0: (len(name), 7)})
+        model.steps = [0]
+        text = Session(model).execute("scope -select micros,op_types -order_by name").text
+        assert "_kTFScopeParent" in text and " e/f (" in text  # e/f has no node of its own
+        outputs.add(text)
+    assert len(outputs) == 1

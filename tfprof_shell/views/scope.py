@@ -23,11 +23,14 @@ class ScopeView:
         self.model = model
         by_name: dict[str, ViewNode] = {}
         roots: list[ViewNode] = []
-        # Nodes come in name order, so a scope's own graph node (a prefix of
-        # its members' names) is always met before the scope is needed.
-        for gnode in model.sorted_nodes():
+        # Nodes come in any order (sorting 50k names would cost more than
+        # sorting the sibling lists): a scope made as a parent before its own
+        # graph node came gets that node then.
+        for gnode in model.nodes.values():
             name = gnode.name
-            if name in by_name:
+            node = by_name.get(name)
+            if node is not None:
+                node.gnode = gnode
                 continue
             node = by_name[name] = ViewNode(name, gnode)
             cut = name.rfind("/")
@@ -43,8 +46,7 @@ class ScopeView:
                 cut = name.rfind("/")
             else:
                 roots.append(node)
-        # Appended in name order of the first member met; siblings sort by name
-        # ("a/b" comes before "a/b-c" but is made after it): nearly sorted already.
+        # Siblings sort by name.
         by = attrgetter("name")
         roots.sort(key=by)
         for node in by_name.values():
