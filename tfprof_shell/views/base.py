@@ -24,8 +24,8 @@ GRAPH_PARENT = "_TFGraphParent"
 ZERO_TOTAL: tuple[int, ...] = (0,) * S.N_TOTAL
 #: The definition count a node adds to its own statistics in its total.
 ONE = (1,)
-#: ZERO_SELF + ONE, the one such tuple of every node with no statistics of its own
-#: (most nodes of a large model: sharing it spares a tuple per node and command).
+#: ZERO_SELF + ONE, shared by every node with no statistics of its own (most nodes
+#: of a large model: sharing it spares a tuple per node and command).
 ZERO_ONE = S.ZERO_SELF + ONE
 #: A read-only empty mapping shared by view nodes until they get their own.
 EMPTY: Mapping = MappingProxyType({})
@@ -69,7 +69,7 @@ class ViewNode:
 
     def set_total(self, children: Sequence["ViewNode"]) -> None:
         """Total = own statistics and one definition, plus the totals of ``children``."""
-        self.total = total_with(self.self + ONE, children)
+        self.total = total_with(self.self, children)
 
     def aggregate(self, child: "ViewNode") -> None:
         self.total = tuple(map(add, self.total, child.total))
@@ -80,7 +80,8 @@ _FEW = 4
 
 
 def total_with(own: tuple[int, ...], children: Sequence[Any]) -> tuple[int, ...]:
-    """``own`` (statistics and definition count) plus the totals of ``children``."""
+    """A node's total: its ``own`` statistics and one definition, plus the totals of ``children``."""
+    own = ZERO_ONE if own is S.ZERO_SELF else own + ONE
     if not children:
         return own
     if len(children) <= _FEW:

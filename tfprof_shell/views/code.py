@@ -16,8 +16,8 @@ from ..engine.order import sorter
 from ..model import Frame, GraphNode, Model
 from ..model.stats import DEFS, N_TOTAL, ZERO_SELF
 from ..options import Options
-from .base import (EMPTY, ONE, ROOT_NAME, ZERO_ONE, ZERO_TOTAL, ViewNode, ViewResult,
-                   stats_nonnegative, total_with)
+from .base import (EMPTY, ROOT_NAME, ZERO_TOTAL, ViewNode, ViewResult, stats_nonnegative,
+                   total_with)
 from .op import snapshot
 from .tree import show_tree
 
@@ -214,7 +214,6 @@ def _account(nodes: list[ViewNode], step: int, accounting: Accounting) -> list[V
             own, account = node.self, node.account
         if account or kept_children:
             node.kept = kept_children
-            own = ZERO_ONE if own is ZERO_SELF else own + ONE
             node.total = total_with(own, kept_children)
             kept.append(node)
         else:
@@ -241,7 +240,6 @@ def _account_all(made: list[ViewNode], roots: list[ViewNode], step: int,
             else:
                 own = sum_stats(list(members.values()), step)
             node.self = own
-            own = ZERO_ONE if own is ZERO_SELF else own + ONE
             node.account = True
             node.kept = node.children
         else:
@@ -255,6 +253,6 @@ def _account_all(made: list[ViewNode], roots: list[ViewNode], step: int,
                 total = children[0].total
                 node.total = total[:DEFS] + (total[DEFS] + 1,)
                 continue
-            own = ZERO_ONE
+            own = ZERO_SELF
         node.total = total_with(own, node.children)
     return roots

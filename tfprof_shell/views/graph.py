@@ -13,10 +13,9 @@ from ..engine.account import Accounting
 from ..engine.filter import Filter
 from ..engine.order import sort_stable
 from ..model import GraphNode, Model
-from ..model.stats import ZERO_SELF
 from ..options import Options
-from .base import (GRAPH_PARENT, ONE, ROOT_NAME, ZERO_ONE, DisplayNode, ViewNode, ViewResult,
-                   sum_totals, total_with)
+from .base import (GRAPH_PARENT, ROOT_NAME, DisplayNode, ViewNode, ViewResult, sum_totals,
+                   total_with)
 
 
 class GraphView:
@@ -67,7 +66,6 @@ class GraphView:
                 if match_all or accounts_types(gnode.op_types):
                     node.account = True
                     node.kept = kept_children
-                    own = ZERO_ONE if own is ZERO_SELF else own + ONE
                     node.total = total_with(own, kept_children)
                     kept.append(node)
                 else:

@@ -13,8 +13,7 @@ from typing import Callable, Optional, Sequence
 
 from ..engine.account import Accounting
 from ..engine.filter import Filter
-from ..model.stats import ZERO_SELF
-from .base import ONE, ZERO_ONE, ZERO_TOTAL, DisplayNode, ViewNode, sum_totals, total_with
+from .base import ZERO_TOTAL, DisplayNode, ViewNode, sum_totals, total_with
 
 
 def show_tree(root: ViewNode,
@@ -62,7 +61,6 @@ def account_scope_tree(nodes: list[ViewNode], step: int, accounting: Accounting)
         account = node.account = match_all or accounts_types(gnode.op_types)
         if account or kept_children:
             node.kept = kept_children
-            own = ZERO_ONE if own is ZERO_SELF else own + ONE
             node.total = total_with(own, kept_children)
             kept.append(node)
         else:
@@ -93,7 +91,6 @@ def account_scope_all(order: list[ViewNode], roots: list[ViewNode], step: int) -
         node.account = True
         children = node.children
         node.kept = children
-        own = ZERO_ONE if own is ZERO_SELF else own + ONE
         node.total = total_with(own, children)
     return roots
 
