@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import io
 import os
 from dataclasses import dataclass, field
@@ -11,6 +12,22 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAMPLES = os.path.join(ROOT, "sample_profiles")
+
+
+# CI's framework virtualenvs name their framework here, so its tests fail instead of skipping.
+REQUIRED_FRAMEWORKS = frozenset(filter(None, os.environ.get("TFPROF_TEST_REQUIRE", "").split(",")))
+
+
+def needs(module: str, framework: Optional[str] = None):
+    """Import an optional dependency for a test module, or skip the module without it.
+
+    Where ``TFPROF_TEST_REQUIRE`` names ``framework`` (default: the module's top-level
+    package), a missing module is an error instead, so CI never skips these tests silently.
+    """
+    framework = framework or module.split(".")[0]
+    if framework in REQUIRED_FRAMEWORKS:
+        return importlib.import_module(module)
+    return pytest.importorskip(module)
 
 
 def sample(*parts: str) -> str:

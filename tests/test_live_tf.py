@@ -10,7 +10,10 @@ import difflib
 
 import pytest
 
-pytest.importorskip("tensorflow")
+from conftest import needs  # noqa: E402
+
+needs("tensorflow")
+pytestmark = pytest.mark.tensorflow
 
 from google.protobuf import text_format  # noqa: E402
 from tensorflow.core.profiler import tfprof_output_pb2 as tf_output  # noqa: E402

@@ -8,7 +8,6 @@ this checkout, e.g. ``.venv-tf/bin/python -m pytest tests/test_record_tf.py``
 from __future__ import annotations
 
 import glob
-import importlib.util
 import json
 import os
 import signal
@@ -18,10 +17,11 @@ import time
 
 import pytest
 
-if importlib.util.find_spec("tensorflow") is None:
-    pytest.skip("needs TensorFlow", allow_module_level=True)
+from conftest import ROOT, needs  # noqa: E402
 
-from conftest import ROOT  # noqa: E402
+needs("tensorflow")
+pytestmark = pytest.mark.tensorflow
+
 from tfprof_shell.load.record_dir import list_profiles  # noqa: E402
 from tfprof_shell.record import layout  # noqa: E402
 
