@@ -22,6 +22,9 @@ from .base import Rendered
 from .json_out import SCHEMA_VERSION, UNIT_NAMES, numeric_attributes
 from .text import LEGEND
 
+#: Column labels: the single view's, and occurrence as the run count it is here.
+_LEGEND = dict(LEGEND, occurrence="run count")
+
 
 def render_multi(result: MultiResult) -> Rendered:
     """Text, a text file, JSON (stdout or file) or nothing, by the `-output` kind."""
@@ -80,7 +83,7 @@ def _header(result: MultiResult) -> str:
 
 
 def _legend(result: MultiResult, attrs: Sequence[str]) -> str:
-    labels = [LEGEND[a] for a in attrs]
+    labels = [_LEGEND[a] for a in attrs]
     if result.mode == DIFF:
         current, base = result.sides
         cols = ["%s: %s vs %s, delta, ratio" % (label, current.name, base.name)
