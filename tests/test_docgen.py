@@ -25,10 +25,10 @@ def test_the_page_names_every_command_option_flag_and_attribute() -> None:
     for spec in OPTION_SPECS.values():
         assert "| `%s`" % spec.repl_name in page, spec.name
         if spec.is_flag:
-            assert "`%s=" % spec.cli_name in page, spec.name
+            assert "| `%s`=" % spec.cli_name in page, spec.name
     for name in ATTRIBUTES:
         assert "| `%s` |" % name in page, name
-    assert "`--profile_path=" in page and "`--dask_scheduler=" in page
+    assert "| `--profile_path`=" in page and "| `--dask_scheduler`=" in page
 
 
 def test_check_mode_reports_a_stale_page(tmp_path) -> None:

@@ -145,14 +145,11 @@ def flags_section() -> str:
             continue
         rows = []
         for action in actions:
-            flag = " ".join(action.option_strings)
-            if action.nargs != 0:
+            flag = ", ".join(_code(s) for s in action.option_strings)
+            if action.nargs != 0:  # the value outside the code span: it may hold a |
                 sep = " " if isinstance(action, argparse._AppendAction) else "="
-                flag = "%s%s%s" % (action.option_strings[-1], sep,
-                                   action.metavar or action.dest.upper())
-                if action.option_strings[:-1]:
-                    flag = " ".join(action.option_strings[:-1]) + ", " + flag
-            rows.append((_code(flag), action.help or ""))
+                flag += sep + (action.metavar or action.dest.upper())
+            rows.append((flag, action.help or ""))
         out += ["\n### %s\n\n" % group.title.capitalize(), _table(("flag", "meaning"), rows)]
     return "".join(out)
 
