@@ -7,7 +7,7 @@ the current profile is marked ``+`` (ratio "new"), one only in the base
 the combined values, then with ``-by_profile`` each profile's own, and
 ``[in K of N]`` when only some profiles have the node. `-output
 file:outfile=F` writes the text to F; `json[:outfile=F]` gives the
-document described in README ("Comparing and combining profiles").
+document described in docs/comparing.md.
 """
 
 from __future__ import annotations
