@@ -244,3 +244,20 @@ def test_other_commands_and_loose_text_are_refused() -> None:
         parse_examples("p.md", "```console\nsome output\n```\n")
     with pytest.raises(PageError, match="unclosed"):
         parse_examples("p.md", "```console\n$ tfprof --help\n")
+
+
+def test_the_python_api_example_runs(workdir: str, capsys) -> None:
+    # docs/api.md's first ```python block runs on the samples; its comments state what it prints.
+    with open(os.path.join(ROOT, "docs", "api.md"), encoding="utf-8") as f:
+        text = f.read()
+    code = text.split("```python\n", 1)[1].split("```", 1)[0]
+    old = os.getcwd()
+    os.chdir(workdir)
+    try:
+        exec(compile(code, "docs/api.md", "exec"), {})
+    finally:
+        os.chdir(old)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "[0, 1, 2]"
+    assert lines[-1] == str(["AcceleratorUtilizationChecker", "OperationChecker",
+                             "ExpensiveOperationChecker"])
