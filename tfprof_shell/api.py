@@ -6,7 +6,7 @@
     res.data["root"]["total"]["micros"]      # the JSON document of `-output json`
     prof.profile("op", {"select": ["micros"], "show_name_regexes": [".*"]}, as_proto=True)
 
-Results carry the same document as ``-output json`` (see README), the text
+Results carry the same document as ``-output json`` (see docs/api.md), the text
 when asked, and the engine's result message (:meth:`Result.proto`).
 Mistakes raise :class:`~tfprof_shell.errors.UserError`; nothing is printed.
 """

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Optional, Sequence, TextIO
 
 from .errors import OptionError, UsageError, UserError
+from .help import GUIDE, inputs_text
 from .load import Inputs, split_paths
 from .options import OPTION_SPECS, Options, check_profile_name, from_mapping
 from .version import __version__
@@ -36,8 +37,14 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     """Input flags, then one flag per row of the options table."""
     p = _Parser(prog=PROG, add_help=False, allow_abbrev=False,
-                description="Profile analysis shell for TensorFlow profiles "
-                            "(a pure-Python tfprof).",
+                formatter_class=argparse.RawDescriptionHelpFormatter,
+                description="Profile analysis shell for TensorFlow, JAX and PyTorch "
+                            "profiles (a pure-Python tfprof).\n\n"
+                            "With a COMMAND it runs that command and exits; without one it "
+                            "opens the tfprof> shell\n(type help there). "
+                            "tfprof record [OPTIONS] -- PROGRAM records a TensorFlow program\n"
+                            "(tfprof record --help).\n\nWhat it reads:\n" + inputs_text(),
+                epilog=GUIDE,
                 usage="%(prog)s --profile_path=FILE [COMMAND [-option value ...]]")
     io = p.add_argument_group("inputs")
     io.add_argument("--profile_path", help="ProfileProto written by Profiler.serialize_to_string(); "
