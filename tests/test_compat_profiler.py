@@ -8,6 +8,7 @@ test_compat_profiler_tf.py.
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -122,6 +123,36 @@ def test_serialize_to_string_loads_back_into_the_same_tables(model_profiler, tmp
     run = run_cli(["--profile_path=" + str(path)] + words)
     assert run.code == 0 and run.out == _cli(model, words)
     assert capsys.readouterr().out == ""
+
+
+def _resolved_traces(prof) -> dict:
+    strings = prof.id_to_string
+    return {pn.name: [(strings[t.file_id], t.lineno, strings[t.function_id],
+                       strings.get(t.line_id), t.func_start_line) for t in pn.trace.traces]
+            for pn in prof.nodes.values() if pn.HasField("trace")}
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_serialize_to_string_is_tensorflows_serialization(model):
+    """Each sample's ``profile`` is TensorFlow's Profiler.serialize_to_string() of the
+    same RunMetadata files, added with the same step ids."""
+    with open(sample(model, "info.json")) as fh:
+        info = json.load(fh)
+    profiler = compat.Profiler(sample(model, "graph.pb"), op_log=sample(model, "op_log"))
+    for step, name in zip(info["steps"], info["run_meta_files"]):
+        profiler.add_step(step, sample(model, name))
+    ours = tfprof_log_pb2.ProfileProto.FromString(profiler.serialize_to_string())
+    with open(sample(model, "profile"), "rb") as fh:
+        theirs = tfprof_log_pb2.ProfileProto.FromString(fh.read())
+    # The samples' string tables were rewritten (installation-independent file
+    # names), so call stacks are compared by their strings, not their ids.
+    assert _resolved_traces(ours) == _resolved_traces(theirs) != {}
+    for prof in (ours, theirs):
+        prof.ClearField("id_to_string")
+        for pn in prof.nodes.values():
+            pn.ClearField("trace")
+    assert len(ours.nodes) == info["profile_nodes"]
+    assert ours == theirs
 
 
 def test_serialized_profile_keeps_every_node_fact(tmp_path):
