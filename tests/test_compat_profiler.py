@@ -8,6 +8,7 @@ test_compat_profiler_tf.py.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 
@@ -294,3 +295,34 @@ def test_mistakes_raise_user_errors(tmp_path):
     with pytest.raises(OptionError):
         profiler.profile_operations({"order_by": "micros", "select": ["microseconds"]})
     assert profiler.steps == [0, 1, 2]
+
+
+def test_profile_context_checks_its_arguments_at_once(tmp_path):
+    with pytest.raises(OptionError, match="directory"):
+        compat.ProfileContext("")
+    with pytest.raises(OptionError, match="at most 100"):
+        compat.ProfileContext(str(tmp_path), trace_steps=range(101))
+    pctx = compat.ProfileContext(str(tmp_path), trace_steps=[1], dump_steps=[])
+    with pytest.raises(OptionError, match="unknown cmd 'python'"):
+        pctx.add_auto_profiling("python", Builder.time_and_memory(), [1])
+    with pytest.raises(OptionError, match="select"):
+        pctx.add_auto_profiling("op", {"select": ["microseconds"]}, [1])
+    with pytest.raises(OptionError, match="no auto-profiling of 'op'"):
+        pctx.get_profiles("op")
+
+
+def test_a_disabled_profile_context_does_nothing(tmp_path):
+    with compat.ProfileContext(str(tmp_path / "p"), enabled=False) as pctx:
+        pctx.add_auto_profiling("op", Builder.time_and_memory(), [1])
+        pctx.trace_next_step()
+        pctx.dump_next_step()
+        assert pctx.profiler is None
+    assert not os.path.exists(tmp_path / "p")
+
+
+def test_profile_context_without_tensorflow_says_so(tmp_path):
+    if importlib.util.find_spec("tensorflow") is not None:
+        pytest.skip("TensorFlow is installed")
+    with pytest.raises(OptionError, match="needs TensorFlow"):
+        with compat.ProfileContext(str(tmp_path)):
+            pass

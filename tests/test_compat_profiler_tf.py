@@ -1,4 +1,4 @@
-"""compat.Profiler and compat.ProfileContext against TensorFlow's own API on the same runs (needs TensorFlow).
+"""compat.Profiler and ProfileContext against TensorFlow's own API on the same runs (needs TF).
 
 The seed scripts in tests/compat_scripts/ run in their own processes (the
 C++ engine behind TensorFlow's Profiler is one per process, and deleting it

@@ -24,7 +24,7 @@ from .load.stepwise import StepwiseLog
 from .model import Source
 from .option_dicts import options_from_dict
 from .options import Options, format_dump
-from .proto import framework_pb2, tfprof_log_pb2
+from .proto import framework_pb2, tfprof_log_pb2, tfprof_output_pb2
 from .render.profile_out import to_profile_proto
 
 #: TensorFlow's ALL_ADVICE (JobChecker has no open-source implementation and is skipped).
@@ -45,7 +45,7 @@ def report_banner(opts: Options, text: str) -> str:
 
 
 def show_view(prof: Profile, cmd: str, options: Mapping[str, Any]) -> Any:
-    """Run view ``cmd`` with a TensorFlow options dict, print as TensorFlow does, return the proto."""
+    """View ``cmd`` with a TensorFlow options dict, printed as TensorFlow does; the result message."""
     opts, notes = options_from_dict(options)
     for note in notes:
         sys.stderr.write(note + "\n")
@@ -61,11 +61,10 @@ def show_view(prof: Profile, cmd: str, options: Mapping[str, Any]) -> Any:
 
 
 def show_advice(prof: Profile, options: Optional[Mapping[str, Any]]) -> Any:
-    """Run the checkers named in ``options`` (None: all), print the advice, return the AdviceProto."""
+    """Run the checkers named in ``options`` (None: all) and print their advice; the AdviceProto."""
     checkers = [name for name in (options if options is not None else ALL_ADVICE)
                 if name != "JobChecker"]
     if not checkers:  # the engine runs no checker and prints nothing
-        from .proto import tfprof_output_pb2
         return tfprof_output_pb2.AdviceProto()
     result = prof.advise(checkers)
     sys.stdout.write(result.text)
@@ -123,7 +122,7 @@ class Profiler:
         return self._graph is not None and hasattr(self._graph, "as_graph_def")
 
     def add_step(self, step: int, run_meta: Any) -> None:
-        """Add the statistics of one traced run as step ``step`` (steps may repeat and need not be consecutive).
+        """Add one traced run's statistics as step ``step`` (ids may repeat, need not be consecutive).
 
         ``run_meta`` is a RunMetadata (ours or TensorFlow's), its bytes or a path.
         """
@@ -147,8 +146,8 @@ class Profiler:
         """The step ids added so far, ascending."""
         return self._log.steps
 
-    def profile(self) -> Profile:
-        """A :class:`~tfprof_shell.api.Profile` of everything added so far (for the shell's commands)."""
+    def to_profile(self) -> Profile:
+        """A :class:`~tfprof_shell.api.Profile` of all steps so far (it runs shell lines too)."""
         model, _ = self._log.build(Source("python"))
         if self._profile is None or self._profile.model is not model:
             self._profile = Profile(model)
@@ -156,23 +155,23 @@ class Profiler:
 
     def profile_python(self, options: Mapping[str, Any]) -> Any:
         """The code view (Python call stacks); returns a MultiGraphNodeProto."""
-        return show_view(self.profile(), "code", options)
+        return show_view(self.to_profile(), "code", options)
 
     def profile_operations(self, options: Mapping[str, Any]) -> Any:
         """The op view (operation types); returns a MultiGraphNodeProto."""
-        return show_view(self.profile(), "op", options)
+        return show_view(self.to_profile(), "op", options)
 
     def profile_name_scope(self, options: Mapping[str, Any]) -> Any:
         """The scope view (name scopes); returns a GraphNodeProto."""
-        return show_view(self.profile(), "scope", options)
+        return show_view(self.to_profile(), "scope", options)
 
     def profile_graph(self, options: Mapping[str, Any]) -> Any:
         """The graph view (data flow); returns a GraphNodeProto."""
-        return show_view(self.profile(), "graph", options)
+        return show_view(self.to_profile(), "graph", options)
 
     def advise(self, options: Optional[Mapping[str, Any]] = None) -> Any:
         """Run the checkers named in ``options`` (default: ALL_ADVICE); returns an AdviceProto."""
-        return show_advice(self.profile(), options)
+        return show_advice(self.to_profile(), options)
 
     def serialize_to_string(self) -> bytes:
         """The profile as a binary ProfileProto (``tfprof --profile_path`` opens it)."""

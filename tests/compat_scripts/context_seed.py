@@ -1,4 +1,4 @@
-"""The seed pattern: a training loop in ProfileContext with auto profiling, then the same with TensorFlow.
+"""The seed pattern: a training loop in ProfileContext with auto profiling, and in TensorFlow.
 
 ``context_seed.py OUTDIR``: runs the loop inside ``compat.ProfileContext``
 (profiles in ``OUTDIR/ours``, with ``debug=True`` so each traced step's

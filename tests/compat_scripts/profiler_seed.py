@@ -1,4 +1,4 @@
-"""The seed pattern: a Session.run loop with Profiler.add_step, run with TensorFlow's and compat's Profiler.
+"""The seed pattern: a Session.run loop with Profiler.add_step, with TensorFlow's and compat's.
 
 ``profiler_seed.py OUTDIR``: both profilers get the same RunMetadata of each
 traced step; every profile_* (printed to stdout, and to file / timeline /

@@ -87,7 +87,7 @@ class ProfileContext:
 
     def add_auto_profiling(self, cmd: str, options: Mapping[str, Any],
                            profile_steps: Iterable[int]) -> None:
-        """Run view ``cmd`` (scope, graph, op or code) with ``options`` at ``profile_steps`` (they are traced)."""
+        """Run view ``cmd`` (scope, graph, op, code) with ``options`` at ``profile_steps``."""
         if not self._enabled:
             return
         if cmd not in COMMANDS:
@@ -122,6 +122,12 @@ class ProfileContext:
             return self
         if _active:
             raise OptionError("a ProfileContext is already active; they do not nest")
+        try:
+            import tensorflow  # noqa: F401  (the context traces TensorFlow's Session.run)
+        except ImportError:
+            raise OptionError("ProfileContext traces Session.run and needs TensorFlow; "
+                              "without it, use Profiler on saved GraphDef and RunMetadata "
+                              "files") from None
         self._patch = SessionRunPatch(self)
         self._patch.install()
         _active.append(self)
