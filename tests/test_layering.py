@@ -2,8 +2,9 @@
 down the layers below (imports inside functions and under TYPE_CHECKING
 count too: a deferred import that dodges a cycle is still a cycle).
 
-    front    cli, shell/*, __main__, record/*, docgen (the guide's generated reference page)
-    api      api, compat, the package root
+    front    cli, shell/*, __main__, record/*, docgen (the guide's generated reference page),
+             compat (TensorFlow's API, ProfileContext patching Session.run as record does)
+    api      api, profiler, the package root
     session  session
     render   render/*, plan
     advisor  advisor/* (runner, checkers, advice)
@@ -44,8 +45,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("advisor", ("advisor",)),
     ("render", ("render", "plan")),
     ("session", ("session",)),
-    ("api", ("api", "compat", "")),
-    ("front", ("cli", "shell", "__main__", "record", "docgen")),
+    ("api", ("api", "profiler", "")),
+    ("front", ("cli", "shell", "__main__", "record", "docgen", "compat")),
 ]
 
 

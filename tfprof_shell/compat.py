@@ -1,4 +1,7 @@
-"""Drop-in stand-ins for ``tf.compat.v1.profiler.profile``, ``advise`` and ``ProfileOptionBuilder``.
+"""Drop-in stand-ins for TensorFlow 1's profiler API.
+
+``profile``, ``advise``, ``ProfileOptionBuilder`` and ``Profiler`` stand in for
+``tf.compat.v1.profiler``'s; ``ProfileContext`` for ``tf.contrib.tfprof``'s.
 
 A script written against TensorFlow's profiler ports by changing its import::
 
@@ -18,23 +21,19 @@ an empty message.
 from __future__ import annotations
 
 import copy
-import sys
 from typing import Any, Mapping, Optional, Sequence
 
 from .api import Profile
 from .errors import OptionError
 from .option_dicts import options_from_dict
-from .options import Options, format_dump
+from .profiler import ALL_ADVICE, Profiler, report_banner, show_advice, show_view
+from .record.context import ProfileContext
+
+__all__ = ["ALL_ADVICE", "ProfileContext", "ProfileOptionBuilder", "Profiler", "advise",
+           "options_from_dict", "profile", "report_banner"]
 
 TRAINABLE_VARIABLES = "_trainable_variables"
 
-#: TensorFlow's ALL_ADVICE (JobChecker has no open-source implementation and is skipped).
-ALL_ADVICE: dict[str, dict[str, Any]] = {
-    "ExpensiveOperationChecker": {},
-    "AcceleratorUtilizationChecker": {},
-    "JobChecker": {},
-    "OperationChecker": {},
-}
 
 class ProfileOptionBuilder:
     """Builds the options dictionary, as TensorFlow's ProfileOptionBuilder does."""
@@ -152,14 +151,6 @@ def _preset(max_depth: int, order_by: str, account: list[str], displayed_only: b
             "output": "stdout"}
 
 
-def report_banner(opts: Options, text: str) -> str:
-    """The frame TensorFlow's Python API prints around stdout output."""
-    return ("\n=========================Options=============================\n%s"
-            "\n==================Model Analysis Report======================\n%s"
-            "\n======================End of Report==========================\n"
-            % (format_dump(opts), text))
-
-
 def profile(graph: Any = None, run_meta: Any = None, op_log: Any = None, cmd: str = "scope",
             options: Optional[Mapping[str, Any]] = None, *,
             profile_path: Optional[str] = None) -> Any:
@@ -181,18 +172,7 @@ def profile(graph: Any = None, run_meta: Any = None, op_log: Any = None, cmd: st
     else:
         prof = Profile.from_messages(graph, [run_meta] if run_meta is not None else [],
                                      op_log, add_trace=cmd == "code")
-    opts, notes = options_from_dict(options)
-    for note in notes:
-        sys.stderr.write(note + "\n")
-    result = prof.profile(cmd, opts, text=opts.output.kind == "stdout")
-    if opts.output.kind == "stdout":
-        sys.stdout.write(report_banner(opts, result.text))
-    else:
-        sys.stdout.write(result.text)
-    for note in result.notes:
-        sys.stderr.write(note + "\n")
-    sys.stdout.flush()
-    return result.proto()
+    return show_view(prof, cmd, options)
 
 
 def advise(graph: Any = None, run_meta: Any = None,
@@ -208,11 +188,4 @@ def advise(graph: Any = None, run_meta: Any = None,
     else:
         prof = Profile.from_messages(graph, [run_meta] if run_meta is not None else [],
                                      None, add_trace=True)
-    checkers = [name for name in (options if options is not None else ALL_ADVICE)
-                if name != "JobChecker"]
-    result = prof.advise(checkers)
-    sys.stdout.write(result.text)
-    sys.stdout.flush()
-    for note in result.notes:
-        sys.stderr.write(note + "\n")
-    return result.proto()
+    return show_advice(prof, options)
