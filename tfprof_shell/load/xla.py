@@ -91,7 +91,7 @@ def xla_stats(stats: dict[str, Any]) -> Optional[tuple[str, int, str]]:
 class _NodeFacts:
     __slots__ = ("types", "gpu", "trace")
 
-    def __init__(self, gpu: int) -> None:
+    def __init__(self, gpu: Optional[int]) -> None:
         self.types: set[str] = set()
         self.gpu = gpu
         self.trace: tuple[Frame, ...] = ()
@@ -126,8 +126,11 @@ class XlaKernels:
             op = self._mapped[key] = map_kernel(self.programs, *xla, kernel)
         return op
 
-    def record(self, ex: Timed, op: KernelOp, kernel: str, gpu: int, line: Any) -> None:
-        """Note the facts of one accounted kernel execution ``ex`` (on stream ``line``)."""
+    def record(self, ex: Timed, op: KernelOp, kernel: str, gpu: Optional[int],
+               line: Any) -> None:
+        """Note the facts of one accounted kernel execution ``ex`` (on stream ``line``
+        of GPU ``gpu``; ``gpu`` None: a thunk on a host thread, see :mod:`.xla_cpu`,
+        which counts one run as any host execution does)."""
         self.kinds[op.kind] += 1
         facts = self.nodes.get(ex.name)
         if facts is None:
@@ -136,6 +139,8 @@ class XlaKernels:
             facts.trace = op.program.trace(op.instruction)
         facts.types.add(HLO_OP_TYPE + op.hlo_op)
         facts.types.add(KERNEL_TYPE + kernel)
+        if gpu is None:
+            return
         run_key = op.hlo_op if op.kind in (FRAMEWORK, HLO_ONLY) else op.name
         if op.kind not in (FRAMEWORK, HLO_ONLY) or self._last_on_line.get(line) != run_key:
             self.runs.append((ex, run_key))
@@ -151,7 +156,7 @@ class XlaKernels:
             if node is None:  # all its executions fell outside the steps
                 continue
             node.op_types.update(facts.types)
-            if not node.canonical_device:
+            if not node.canonical_device and facts.gpu is not None:
                 node.canonical_device = GPU_DEVICE % (host_index, facts.gpu)
                 node.host_device = CPU_DEVICE % host_index
                 node.op_types.add(node.canonical_device)

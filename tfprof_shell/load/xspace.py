@@ -40,7 +40,7 @@ from ..proto import xplane_columns_pb2, xplane_pb2, xplane_stacks_pb2
 from .files import parse_binary, read_unzipped
 from .frame_lines import FrameLines, stacks_on
 from .pystack import Line, attach_traces, eager_execs, parse_py_frame, subtract_nested
-from .records import GPU_STREAM_ALL
+from .records import CPU_DEVICE, GPU_STREAM_ALL
 from .xspace_bytes import PlaneFields, plane_bytes
 
 if TYPE_CHECKING:
@@ -666,6 +666,8 @@ class Host:
         self.lines: list[Line] = []
         self.markers: list[tuple[int, int, int]] = []
         self.kernels: list[Exec] = []
+        #: XLA thunks run on host threads (:mod:`.xla_cpu`), as self times.
+        self.thunks: list[Exec] = []
         self.memory: list[tuple[int, str, dict[str, Any]]] = []
         self.gpu_of: dict[str, int] = {}
         self.unattributed = 0
@@ -679,6 +681,7 @@ class Host:
         for p, plane in enumerate(space.planes):
             if plane.name in HOST_PLANES:
                 self._read_host(plane, p, picked or {})
+                self._read_thunks(plane, p, picked or {})
             else:
                 m = _GPU_PLANE.fullmatch(plane.name)
                 if m:
@@ -924,6 +927,40 @@ class Host:
                 self.gpu_of.setdefault(name, gpu)
                 start = base + ev.offset_ps
                 self.kernels.append(Exec(start, ev.duration_ps, name, named[1], device))
+
+    def _read_thunks(self, plane: Any, p: int, picked: dict[tuple[int, int], Picked]) -> None:
+        """The XLA thunks on the plane's lines (:mod:`.xla_cpu`), as executions on
+        the host's cpu device, accounted through the stored HLO programs."""
+        from .xla_cpu import may_hold_thunks, map_thunk, read_thunks
+
+        if not may_hold_thunks(plane):
+            return
+
+        def counts(li: int) -> Optional[dict[int, int]]:
+            pick = picked.get((p, li))
+            return pick.stat_counts if pick is not None else None
+
+        found = read_thunks(plane, p, self.shift_ns, counts, lambda: self._xla().programs)
+        if not found:
+            return
+        xla = self._xla()
+        device = CPU_DEVICE % self.index
+        mapped: dict[tuple[str, str, Optional[int], str], KernelOp] = {}
+        for thunk in found:
+            key = (thunk.hlo_op, thunk.module, thunk.program_id, thunk.name)
+            op = mapped.get(key)
+            if op is None:
+                op = mapped[key] = map_thunk(xla.programs, thunk)
+            ex = Exec(thunk.start, thunk.self_ps, self.prefix + op.name, op.op, device)
+            self.thunks.append(ex)
+            xla.record(ex, op, thunk.name, None, thunk.line)
+
+    def _xla(self) -> XlaKernels:
+        """The host's XLA collector, made on first use."""
+        if self.xla is None:
+            from .xla import XlaKernels
+            self.xla = XlaKernels.of_space(self._space)
+        return self.xla
 
     def _xla_op(self, st: dict[str, Any], kernel: str) -> Optional[KernelOp]:
         """Where an XLA kernel is accounted (None if its stats name no XLA program)."""
