@@ -11,11 +11,14 @@ Samples (each recorded in its own child process: JAX's profiler is one per
 process, and the compiled programs it stores are those of the process):
 
 * ``jax_cpu``    -- a jitted MLP training step (32-64-64-4, ReLU, mean
-  squared error, SGD; ``jax.value_and_grad``) and a jitted one-head
-  self-attention block (scores, softmax, weighted values), both called in
+  squared error, SGD; ``jax.value_and_grad``) and a jitted two-layer
+  encoder of one-head self-attention (scores, softmax, weighted values,
+  residual), both called in
   each of the steps 10, 11, 12 under ``jax.profiler.StepTraceAnnotation
   ("train", step_num=N)``, each step waiting for its results; then one more
-  training step outside any step marker. Parameters start from NumPy (no
+  training step outside any step marker. The attention block runs twice in
+  a ``jax.lax.fori_loop`` (an XLA ``while``: its body's thunks run inside
+  the while thunk). Parameters start from NumPy (no
   ``jax.random`` programs), so the profile stores only the programs the loop
   compiles. ``jax.profiler.start_trace``/``stop_trace`` write it.
 * ``jax_cpu_py`` -- the same with the Python tracer on
@@ -79,6 +82,13 @@ def attention(tokens, wq, wk, wv):
     return jax.nn.softmax(scores, axis=-1) @ v
 
 
+def encoder(tokens, wq, wk, wv):
+    def layer(i, h):
+        return h + attention(h, wq, wk, wv)
+
+    return jax.lax.fori_loop(0, 2, layer, tokens)
+
+
 def run(logdir, python_tracer_level):
     """Train a few steps under the profiler, writing the run under ``logdir``."""
     global jax, jnp
@@ -94,7 +104,7 @@ def run(logdir, python_tracer_level):
     y = jnp.asarray(rng.normal(size=(16, 4)), jnp.float32)
     tokens = jnp.asarray(rng.normal(size=(8, 16)), jnp.float32)
     wq, wk, wv = (jnp.asarray(rng.normal(0, 0.25, (16, 16)), jnp.float32) for _ in range(3))
-    step, attend = jax.jit(train_step), jax.jit(attention)
+    step, attend = jax.jit(train_step), jax.jit(encoder)
 
     # compile (and warm up) before tracing
     params, value = step(params, x, y)

@@ -18,7 +18,13 @@ What a profile of jax 0.10.2 on CPU holds (``sample_profiles/jax_cpu``):
   (the thunk's completion, a flow consumer with no HLO stats), and
   ``ThunkExecutor::Execute (wait for completion)``;
 * thunks that run other thunks (``while``, ``call``, ``conditional``) hold
-  their inner thunks' events inside their own span on the same thread;
+  their inner thunks' events (inside a nested ``ThunkExecutor::Execute``)
+  within their own span on the same thread; an inner thunk's ``hlo_op`` is
+  its own instruction's name (``jax.lax.fori_loop``: ``while.13``, inside it
+  ``ynn_fusion``, ``wrapped_tanh`` ... once per iteration);
+* an instruction's ``op_name`` is the JAX op path
+  (``jit(encoder)/while/body/closed_call/dot_general``); where XLA merged the
+  instructions of two ops it joins both paths with ``;``, kept as given;
 * the ``python`` line holds the step markers (``StepTraceAnnotation``: a
   ``step_num`` stat) and the dispatch (``PjitFunction(f)``,
   ``CommonPjRtLoadedExecutable::ExecuteHelperOnSingleDevice``); the
