@@ -25,7 +25,11 @@ process, and the compiled programs it stores are those of the process):
   (``ProfileOptions.python_tracer_level = 1``). Not shipped (it is larger);
   the tests record their own.
 
-What such a profile holds is written in ``tfprof_shell/load/xla_cpu.py``.
+Beside each run, ``compiled_hlo.json`` holds JAX's own account of the two
+programs, from ``jax.jit(f).lower(...).compile().as_text()``: each
+instruction's name and ``op_name`` metadata (the tests check the profile's
+stored programs and our nodes against it without JAX). What such a profile
+holds is written in ``tfprof_shell/load/xla_cpu.py``.
 
 Run directories keep the layout the loader reads (``<logdir>/plugins/
 profile/<run>/<host>.xplane.pb``). To keep the files portable the host is
@@ -38,7 +42,9 @@ script then checks that no machine path is left.
 """
 
 import glob
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -49,6 +55,8 @@ ROOT = os.path.dirname(HERE)
 HOST = "localhost"
 STEP_NUMS = (10, 11, 12)
 SAMPLES = {"jax_cpu": 0, "jax_cpu_py": 1}
+#: What JAX compiled (module -> instruction -> op_name), written beside the run.
+COMPILED = "compiled_hlo.json"
 #: Byte strings that must not appear in a recorded file.
 MACHINE_MARKERS = (b"/tmp/", b"/home/", b"/root/", b"/usr/", b"/opt/", b"/work/",
                    b"site-packages", b"dist-packages")
@@ -121,6 +129,31 @@ def run(logdir, python_tracer_level):
     params, value = step(params, x, y)  # outside any step marker
     jax.block_until_ready((params, value))
     jax.profiler.stop_trace()
+    # JAX's own account of what it compiled, for the tests to check the profile against
+    texts = [step.lower(params, x, y).compile().as_text(),
+             attend.lower(tokens, wq, wk, wv).compile().as_text()]
+    facts = {"jax": jax.__version__, "jaxlib": jax.lib.__version__,
+             "programs": dict(map(compiled_instructions, texts))}
+    with open(os.path.join(logdir, COMPILED), "w") as fh:
+        json.dump(facts, fh, indent=1, sort_keys=True)
+        fh.write("\n")
+
+
+_INSTRUCTION = re.compile(r"^\s*(?:ROOT\s+)?%?([\w.\-]+) = (.*)$")
+_OP_NAME = re.compile(r'op_name="((?:[^"\\]|\\.)*)"')
+
+
+def compiled_instructions(text):
+    """(module name, {instruction name: its op_name or ""}) of an HLO module's text
+    (``compile().as_text()``)."""
+    module = text.split(None, 2)[1].rstrip(",")
+    out = {}
+    for line in text.splitlines():
+        m = _INSTRUCTION.match(line)
+        if m:
+            op = _OP_NAME.search(m.group(2))
+            out[m.group(1)] = op.group(1) if op else ""
+    return module, out
 
 
 # ---------------------------------------------------------------------------
@@ -182,8 +215,11 @@ def record(name, out_root):
         os.makedirs(target)
         out = os.path.join(target, HOST + ".xplane.pb")
         _portable_xspace(found[0], out)
+        shutil.copy(os.path.join(logdir, COMPILED), os.path.join(out_dir, COMPILED))
     with open(out, "rb") as f:
         data = f.read()
+    with open(os.path.join(out_dir, COMPILED), "rb") as f:
+        data += f.read()
     left = [m.decode() for m in MACHINE_MARKERS if m in data]
     if left:
         raise SystemExit("%s: machine paths left in %s: %s" % (name, out, ", ".join(left)))

@@ -11,12 +11,15 @@ outside the steps, a profile with nothing to show).
 from __future__ import annotations
 
 import glob
+import importlib.util
 import io
+import json
 import os
+import re
 
 import pytest
 
-from conftest import SAMPLES, run_cli
+from conftest import ROOT, SAMPLES, run_cli
 from tfprof_shell.load.xplane import load_xplane
 from tfprof_shell.model import stats as S
 from tfprof_shell.options import DEFAULTS
@@ -50,6 +53,7 @@ class SampleFacts:
         with open(path, "rb") as fh:
             space.ParseFromString(fh.read())
         self.programs: dict[int, dict[str, str]] = {}  # program id -> instruction -> op_name
+        self.traced: set[tuple[int, str]] = set()  # (program id, instruction) with a stack
         self.module_names: dict[int, str] = {}
         self.markers: list[tuple[int, int, int]] = []  # (start ps, end ps, step)
         self.thunks: list[tuple[int, int, str, int, int]] = []  # start, dur, hlo op, pid, line
@@ -64,6 +68,10 @@ class SampleFacts:
                     self.programs[pid] = {
                         i.name: i.metadata.op_name
                         for c in proto.hlo_module.computations for i in c.instructions}
+                    self.traced.update(
+                        (pid, i.name) for c in proto.hlo_module.computations
+                        for i in c.instructions
+                        if i.metadata.stack_frame_id > 0 or i.metadata.source_file)
             if plane.name != "/host:CPU":
                 continue
             for li, line in enumerate(plane.lines):
@@ -183,6 +191,105 @@ def test_views_show_the_work(model):
     assert "make_jax_cpu_samples.py" in code and ":train_step" in code
     picked = session.execute("op -select micros -account_type_regexes kernel:ynn_fusion.*").text
     assert "dot_general" in picked and "sub " not in picked
+
+
+# ---------------------------------------------------------------------------
+# Goldens (tests/golden/jax_cpu): made by tfprof-shell, every figure checked here
+# against JAX's facts (the thunk events and JAX's compile().as_text())
+# ---------------------------------------------------------------------------
+GOLDEN = os.path.join(ROOT, "tests", "golden", "jax_cpu")
+_spec = importlib.util.spec_from_file_location(
+    "make_jax_cpu_goldens", os.path.join(GOLDEN, "make_jax_cpu_goldens.py"))
+_maker = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_maker)
+CASES = _maker.CASES
+_ROW = re.compile(r"^( *)(\S+) \((?:(\d+)us|--)/(\d+)us, [^)]*?"
+                  r"(?:, (?:(\d+)|--)/(\d+)\|\S+)?\)$")
+
+
+def _golden(name: str) -> str:
+    with open(os.path.join(GOLDEN, name + ".txt"), encoding="utf-8") as fh:
+        return fh.read()
+
+
+def _rows(text: str) -> dict[str, tuple[int, int, int]]:
+    """Tree rows of a golden: name -> (self us, total us, self runs or -1)."""
+    out = {}
+    for line in text.splitlines():
+        m = _ROW.match(line)
+        if m:
+            runs = int(m.group(5)) if m.group(5) is not None else -1
+            out[m.group(2)] = (int(m.group(3) or 0), int(m.group(4)), runs)
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_golden_output(name):
+    result = run_cli(["--profile_path=" + SAMPLE_DIR] + CASES[name].split())
+    assert result.code == 0 and "Traceback" not in result.err
+    assert result.out == _golden(name)
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    """JAX's own account of the programs: module -> instruction -> op_name."""
+    with open(os.path.join(SAMPLE_DIR, "compiled_hlo.json"), encoding="utf-8") as fh:
+        return json.load(fh)["programs"]
+
+
+def _expected_nodes(facts, compiled, step):
+    """node -> [self us of each thunk of the step], named from JAX's compiled programs."""
+    out: dict[str, list[int]] = {}
+    for t, self_ps in zip(facts.thunks, facts.self_ps):
+        if facts.step_of(t[0]) != step:
+            continue
+        module = facts.module_names[t[3]]
+        op_name = compiled[module][t[2]]
+        out.setdefault(op_name or "%s/%s" % (module, t[2]), []).append(_us(self_ps))
+    return out
+
+
+def test_the_stored_programs_are_what_jax_compiled(facts, compiled):
+    for pid, module in facts.module_names.items():
+        if module in compiled:
+            assert facts.programs[pid] == compiled[module]
+    assert {facts.module_names[t[3]] for t in facts.thunks} <= set(compiled)
+
+
+def test_scope_and_graph_goldens_hold_jax_facts(facts, compiled):
+    want = _expected_nodes(facts, compiled, 11)
+    for name in ("scope.step_11", "graph.step_11"):
+        rows = _rows(_golden(name))
+        assert rows["_TFProfRoot"][1] == sum(map(sum, want.values()))
+        for node, selfs in want.items():
+            assert rows[node][0] == sum(selfs), (name, node)
+            assert rows[node][2] == len(selfs), (name, node)
+        ran = {n for n, r in rows.items() if r[0] or r[2] > 0}
+        assert ran == set(want), name
+
+
+def test_op_golden_holds_jax_facts(facts, compiled):
+    want = _expected_nodes(facts, compiled, 11)
+    by_type: dict[str, list[int]] = {}
+    for node, selfs in want.items():
+        last = node.rsplit("/", 1)[-1]
+        op_type = last.split(".")[0] if node.startswith("jit_") else last
+        by_type.setdefault(op_type, []).extend(selfs)
+    rows = {}
+    for line in _golden("op.step_11").split("Profile:\n", 1)[1].splitlines()[1:]:
+        m = re.match(r"^(\S+) +(\d+)us \(.*,\s+(\d+)\|\d+$", line)
+        if m:
+            rows[m.group(1)] = (int(m.group(2)), int(m.group(3)))
+    assert rows == {t: (sum(v), len(v)) for t, v in by_type.items()}
+
+
+def test_code_golden_holds_the_traced_instructions_time(facts):
+    traced = sum(_us(d) for t, d in zip(facts.thunks, facts.self_ps)
+                 if facts.step_of(t[0]) == 11 and (t[3], t[2]) in facts.traced)
+    rows = _rows(_golden("code.step_11"))
+    assert rows["_TFProfRoot"][1] == traced
+    assert any(n.endswith(":train_step") for n in rows)
+    assert any(n.endswith(":attention") for n in rows)
 
 
 # ---------------------------------------------------------------------------
