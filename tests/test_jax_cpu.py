@@ -363,6 +363,11 @@ def test_synthetic_thunks_land_on_their_framework_ops(tmp_path):
     assert model.nodes["jit(f)/add"].execs[0].run_count == 2
     assert {"hlo_op:add_fusion", "kernel:add_fusion"} <= model.nodes["jit(f)/add"].op_types
     assert "1 XLA thunk executions (30 us) outside any step marker were left out" in model.notes
+    notes = "\n".join(model.notes)
+    assert ("2 XLA thunks ran HLO ops that the profile's HLO metadata does not describe "
+            "(the profile stores 2 HLO programs)") in notes
+    assert "2 XLA thunks ran HLO ops that name no framework op" in notes
+    assert "kernels" not in notes
 
 
 def test_synthetic_totals_count_each_thunk_nanosecond_once(tmp_path):
@@ -385,6 +390,30 @@ def test_a_thunk_whose_program_id_is_unknown_is_found_by_its_module(tmp_path):
     _thunk(sp.plane("/host:CPU").line("tf_XLACpu/1"), "dot.1", 10, 7, "jit_f", 99)
     model = load_xplane([sp.write(tmp_path / "m.xplane.pb")])
     assert model.nodes["jit(f)/dot_general"].execs[0].cpu_micros() == 7
+
+
+@pytest.mark.parametrize("nested", [False, True], ids=["one_op", "nested_ops"])
+def test_tf_ops_lose_the_time_of_thunks_inside_them(tmp_path, nested):
+    sp = Space()
+    sp.plane("/host:metadata").metadata("cluster_0(1)", **{"Hlo Proto": _program(
+        "cluster_0", {"dot.1": "dense/MatMul"}), "program_id": U64(1)})
+    host = sp.plane("/host:CPU")
+    host.line("python").event("train", 0, 1000, step_num=4)
+    line = host.line("tf_Compute/1")
+    line.event("cluster_0/xla_run:_XlaRun", 10, 100)
+    if nested:
+        line.event("cluster_0/inner:_XlaRun", 20, 50)
+    _thunk(line, "dot.1", 30, 30, "cluster_0", 1)
+    line.event("other:AddV2", 200, 5)
+    line.event("XLA Ops", 0, 0)  # a name only; derived lines are skipped
+    derived = host.line("XLA Ops")
+    _thunk(derived, "dot.1", 30, 30, "cluster_0", 1)
+    model = load_xplane([sp.write(tmp_path / "tf.xplane.pb")])
+    cpu = {name: n.execs[4].cpu_micros() for name, n in model.nodes.items()}
+    want = {"dense/MatMul": 30, "cluster_0/xla_run": 70, "other": 5}
+    if nested:
+        want.update({"cluster_0/xla_run": 50, "cluster_0/inner": 20})
+    assert cpu == want
 
 
 def test_a_profile_with_nothing_to_show_says_so(tmp_path):

@@ -106,6 +106,8 @@ class XlaKernels:
         #: (execution, its HLO op) for each kernel that starts an HLO op execution.
         self.runs: list[tuple[Timed, str]] = []
         self.kinds: Counter[int] = Counter()
+        #: the same for XLA thunks on host threads (:mod:`.xla_cpu`)
+        self.thunk_kinds: Counter[int] = Counter()
         self._last_on_line: dict[Any, str] = {}
         self._mapped: dict[tuple[tuple[str, int, str], str], KernelOp] = {}
 
@@ -131,7 +133,7 @@ class XlaKernels:
         """Note the facts of one accounted kernel execution ``ex`` (on stream ``line``
         of GPU ``gpu``; ``gpu`` None: a thunk on a host thread, see :mod:`.xla_cpu`,
         which counts one run as any host execution does)."""
-        self.kinds[op.kind] += 1
+        (self.kinds if gpu is not None else self.thunk_kinds)[op.kind] += 1
         facts = self.nodes.get(ex.name)
         if facts is None:
             facts = self.nodes[ex.name] = _NodeFacts(gpu)
@@ -201,4 +203,24 @@ def xla_notes(collectors: Sequence[XlaKernels]) -> list[str]:
     if kinds[HLO_ONLY]:
         notes.append("%d kernels ran HLO ops that name no framework op: they are accounted "
                      "as <module>/<hlo op>, typed by the HLO opcode" % kinds[HLO_ONLY])
+    return notes + _thunk_notes(collectors, programs, broken)
+
+
+def _thunk_notes(collectors: Sequence[XlaKernels], programs: int, broken: int) -> list[str]:
+    """The lines of :func:`xla_notes` for XLA thunks run on host threads."""
+    kinds: Counter[int] = Counter()
+    for c in collectors:
+        kinds.update(c.thunk_kinds)
+    notes = []
+    if kinds[UNRESOLVED]:
+        stored = "the profile stores %d HLO programs" % programs
+        if broken:
+            stored += ", %d of them unreadable" % broken
+        notes.append("%d XLA thunks ran HLO ops that the profile's HLO metadata does not "
+                     "describe (%s): they are accounted as <module>/<hlo op>"
+                     % (kinds[UNRESOLVED], stored))
+    if kinds[HLO_ONLY]:
+        notes.append("%d XLA thunks ran HLO ops that name no framework op: they are "
+                     "accounted as <module>/<hlo op>, typed by the HLO opcode"
+                     % kinds[HLO_ONLY])
     return notes

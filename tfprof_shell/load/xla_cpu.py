@@ -35,7 +35,11 @@ a GPU kernel of that instruction is (:func:`.xla.map_kernel`): to the
 framework op of the instruction's metadata, else to ``<module>/<hlo op>``.
 Its time is its *self* time: its duration less the thunk events directly
 inside it on the same thread, so the times of all thunks add up to the time
-the host threads spent in XLA thunks, each nanosecond once.
+the host threads spent in XLA thunks, each nanosecond once. A TensorFlow op
+event (``name:Type``) that holds thunks on its thread (an XLA cluster run
+inline) loses their time from its own, for the same reason. A thunk is in
+the step whose marker is open when it starts; thunks outside every marker
+are left out (with a note), as host ops are.
 
 Events with no ``hlo_op`` stat on a ``tf_XLA*`` line count as thunks only
 if their name is an instruction of a stored program (the program of the
@@ -46,6 +50,7 @@ has are not XLA work.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from typing import Any, Callable, NamedTuple, Optional
 
 from .hlo import Programs
@@ -63,6 +68,9 @@ class Thunk(NamedTuple):
 
     start: int
     self_ps: int
+    #: its end, and whether no other thunk holds it (on its line)
+    end: int
+    outermost: bool
     hlo_op: str
     module: str
     #: None where the event (and its line) named no program
@@ -97,13 +105,15 @@ def may_hold_thunks(plane: Any) -> bool:
 
 def read_thunks(plane: Any, p: int, shift_ns: int,
                 stat_counts: Callable[[int], Optional[dict[int, int]]],
-                programs: Callable[[], Programs]) -> list[Thunk]:
+                programs: Callable[[], Programs],
+                skip_lines: frozenset[str] = frozenset()) -> list[Thunk]:
     """The thunk executions of host plane ``p`` (its index in the XSpace), self
     times computed. ``shift_ns`` moves line timestamps onto the host's axis;
     ``stat_counts(line index)`` is how many stats of each metadata id the
     line's events have, if known (lines known to have no ``hlo_op`` stat and
     not named ``tf_XLA*`` are not read); ``programs()`` gives the stored
-    programs (asked only for events with no HLO stats)."""
+    programs (asked only for events with no HLO stats). Lines named in
+    ``skip_lines`` (derived from others) are not read."""
     names = {k: v.name for k, v in plane.stat_metadata.items()}
     hlo_ids = {k for k, v in names.items() if v == "hlo_op"}
     wanted = {k: v for k, v in names.items() if v in _THUNK_STATS}
@@ -117,6 +127,8 @@ def read_thunks(plane: Any, p: int, shift_ns: int,
     by_name: Optional[_ByName] = None
     out: list[Thunk] = []
     for li, xline in enumerate(plane.lines):
+        if xline.name in skip_lines:
+            continue
         xla_line = xline.name.startswith(XLA_LINE_PREFIX)
         if not xla_line and not hlo_mds:
             counts = stat_counts(li)
@@ -154,10 +166,34 @@ def read_thunks(plane: Any, p: int, shift_ns: int,
             rows.append([start, start + ev.duration_ps, (hlo_op, module, pid, event_name),
                          None, ev.duration_ps])
         subtract_nested(rows)
-        for start, _, (hlo_op, module, pid, event_name), _, self_ps in rows:
-            out.append(Thunk(start, self_ps, hlo_op, module, pid, event_name or hlo_op,
-                             (p, li)))
+        reach = -1  # the latest end so far: a thunk ending by then is inside another
+        for start, end, (hlo_op, module, pid, event_name), _, self_ps in rows:
+            outer = not (start < reach and end <= reach)
+            reach = max(reach, end)
+            out.append(Thunk(start, self_ps, end, outer, hlo_op, module, pid,
+                             event_name or hlo_op, (p, li)))
     return out
+
+
+def take_from_enclosing(starts: list[int], ends: list[int], selfs: list[int],
+                        spans: list[tuple[int, int]]) -> None:
+    """Take each span's length off ``selfs`` of the innermost interval that holds it
+    (``starts``/``ends``: intervals in start order, nested or disjoint, as the
+    TF-op events of one thread): thunks that ran inside a TF op are XLA's time,
+    not the op's own."""
+    if not starts or not spans:
+        return
+    reach, top = [], -1
+    for end in ends:
+        top = max(top, end)
+        reach.append(top)
+    for start, end in spans:
+        i = bisect_right(starts, start) - 1
+        while i >= 0 and reach[i] >= end:
+            if ends[i] >= end:
+                selfs[i] -= end - start
+                break
+            i -= 1
 
 
 def _may_be_instruction(name: str) -> bool:

@@ -668,6 +668,8 @@ class Host:
         self.kernels: list[Exec] = []
         #: XLA thunks run on host threads (:mod:`.xla_cpu`), as self times.
         self.thunks: list[Exec] = []
+        #: (plane index, line index) -> the spans of its outermost thunks
+        self._thunk_spans: dict[tuple[int, int], list[tuple[int, int]]] = {}
         self.memory: list[tuple[int, str, dict[str, Any]]] = []
         self.gpu_of: dict[str, int] = {}
         self.unattributed = 0
@@ -693,6 +695,8 @@ class Host:
                 line.ops = [[start, start + dur, name, op, dur]
                             for start, name, op, dur in zip(*self.op_columns.pop(i))]
             line.runs = eager_execs(line)
+        if self._thunk_spans:
+            self._thunks_out_of_ops()
         self.has_frames = any(line.has_frames for line in self.lines)
         self._kept = space if not path and self.has_frames else None
         del self._space
@@ -940,7 +944,8 @@ class Host:
             pick = picked.get((p, li))
             return pick.stat_counts if pick is not None else None
 
-        found = read_thunks(plane, p, self.shift_ns, counts, lambda: self._xla().programs)
+        found = read_thunks(plane, p, self.shift_ns, counts, lambda: self._xla().programs,
+                            DERIVED_LINES)
         if not found:
             return
         xla = self._xla()
@@ -954,6 +959,28 @@ class Host:
             ex = Exec(thunk.start, thunk.self_ps, self.prefix + op.name, op.op, device)
             self.thunks.append(ex)
             xla.record(ex, op, thunk.name, None, thunk.line)
+            if thunk.outermost:
+                self._thunk_spans.setdefault(thunk.line, []).append((thunk.start, thunk.end))
+
+    def _thunks_out_of_ops(self) -> None:
+        """TF ops lose the time of the thunks that ran inside them (see :mod:`.xla_cpu`)."""
+        from .xla_cpu import take_from_enclosing
+
+        for i, line in enumerate(self.lines):
+            spans = self._thunk_spans.get(line.where)
+            if not spans:
+                continue
+            columns = self.op_columns.get(i)
+            if columns is not None:  # no op inside another: self times are durations
+                starts, selfs = columns[0], columns[3]
+                take_from_enclosing(starts, list(map(add, starts, selfs)), selfs, spans)
+            elif line.ops:
+                selfs = [op[4] for op in line.ops]
+                take_from_enclosing([op[0] for op in line.ops], [op[1] for op in line.ops],
+                                    selfs, spans)
+                for op, self_ps in zip(line.ops, selfs):
+                    op[4] = self_ps
+        self._thunk_spans = {}
 
     def _xla(self) -> XlaKernels:
         """The host's XLA collector, made on first use."""
