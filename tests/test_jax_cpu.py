@@ -416,37 +416,39 @@ def test_tf_ops_lose_the_time_of_thunks_inside_them(tmp_path, nested):
     assert cpu == want
 
 
-def test_a_run_counts_for_the_step_that_launched_it(tmp_path):
-    """Asynchronous dispatch: a run launched in step 1 (a ThreadpoolListener flow from
-    the Python thread) that runs while step 2's marker is open counts for step 1; so
-    does a region it launches on another thread; a run launched between the markers is
-    left out; a region whose launch is unknown counts where its thunk starts."""
+def test_a_program_run_counts_for_the_step_its_first_thunk_starts_in(tmp_path):
+    """Run 101 starts in step 1 and goes on after its marker ended, on two threads: all
+    of it counts for step 1; run 102 starts between the markers and is left out; run 103
+    starts in step 2."""
     sp = Space()
     sp.plane("/host:metadata").metadata("jit_f(3)", **{"Hlo Proto": _program(
-        "jit_f", {"dot.1": "jit(f)/dot_general", "exp.2": "jit(f)/exp",
-                  "add.3": "jit(f)/add", "sub.4": "jit(f)/sub"}), "program_id": U64(3)})
+        "jit_f", {"dot.1": "jit(f)/dot_general", "exp.2": "jit(f)/exp", "add.3": "jit(f)/add",
+                  "sub.4": "jit(f)/sub"}), "program_id": U64(3)})
     host = sp.plane("/host:CPU")
     py, a, b = host.line("python"), host.line("tf_XLAPjRtCpuClient/1"), host.line("tf_XLA/2")
     py.event("train", 0, 100, step_num=1)
-    py.event("ThreadpoolListener::Record", 50, 0, _p=7, _pt=15)
-    py.event("ThreadpoolListener::Record", 120, 0, _p=9, _pt=15)  # between the markers
     py.event("train", 150, 150, step_num=2)
-    a.event("ThreadpoolListener::StartRegion", 160, 0, _c=7, _ct=15)
-    _thunk(a, "dot.1", 170, 30, "jit_f", 3)
-    a.event("ThreadpoolListener::Record", 180, 0, _p=8, _pt=15)
-    a.event("ThreadpoolListener::StopRegion", 210, 0)
-    a.event("ThreadpoolListener::StartRegion", 250, 0, _c=9, _ct=15)
-    _thunk(a, "sub.4", 255, 5, "jit_f", 3)
-    a.event("ThreadpoolListener::StopRegion", 262, 0)
-    b.event("ThreadpoolListener::StartRegion", 220, 0, _c=8, _ct=15)
-    _thunk(b, "exp.2", 230, 10, "jit_f", 3)
-    b.event("ThreadpoolListener::StopRegion", 241, 0)
-    b.event("ThreadpoolListener::StartRegion", 265, 0, _c=42, _ct=15)  # launch unknown
-    _thunk(b, "add.3", 270, 4, "jit_f", 3)
-    model = load_xplane([sp.write(tmp_path / "async.xplane.pb")])
+    _thunk(a, "dot.1", 90, 30, "jit_f", 3, run_id=101)
+    _thunk(b, "exp.2", 160, 10, "jit_f", 3, run_id=101)
+    _thunk(a, "sub.4", 130, 5, "jit_f", 3, run_id=102)
+    _thunk(a, "sub.4", 140, 20, "jit_f", 3, run_id=102)
+    _thunk(b, "add.3", 200, 4, "jit_f", 3, run_id=103)
+    model = load_xplane([sp.write(tmp_path / "runs.xplane.pb")])
     steps = {name: sorted(n.execs) for name, n in model.nodes.items()}
     assert steps == {"jit(f)/dot_general": [1], "jit(f)/exp": [1], "jit(f)/add": [2]}
-    assert "1 XLA thunk executions (5 us) outside any step marker were left out" in model.notes
+    assert "2 XLA thunk executions (25 us) outside any step marker were left out" in model.notes
+
+
+def test_without_run_ids_thunks_count_where_they_start(tmp_path):
+    sp = Space()
+    host = sp.plane("/host:CPU")
+    py, a = host.line("python"), host.line("tf_XLA/1")
+    py.event("train", 0, 100, step_num=1)
+    py.event("train", 150, 150, step_num=2)
+    _thunk(a, "dot.1", 90, 5, "jit_f", 3, run_id=-1)  # TensorFlow's XLA writes -1
+    _thunk(a, "dot.1", 170, 30, "jit_f", 3, run_id=-1)
+    model = load_xplane([sp.write(tmp_path / "norun.xplane.pb")])
+    assert sorted(model.nodes["jit_f/dot.1"].execs) == [1, 2]
 
 
 def test_a_profile_with_nothing_to_show_says_so(tmp_path):

@@ -39,12 +39,14 @@ the host threads spent in XLA thunks, each nanosecond once. A TensorFlow op
 event (``name:Type``) that holds thunks on its thread (an XLA cluster run
 inline) loses their time from its own, for the same reason. A thunk is in
 the step whose marker is open when it starts; thunks outside every marker
-are left out (with a note), as host ops are. Where the run's region can be
-followed back to the thread that launched it (``ThreadpoolListener::Record``
-``_p`` -> ``ThreadpoolListener::StartRegion`` ``_c``, through regions
-launched from other regions), the thunk is in the step open at that launch
-instead: with JAX's asynchronous dispatch a program may run after the step
-that called it has ended.
+are left out (with a note), as host ops are. The thunks of one program run
+(one ``run_id``; TensorFlow's XLA writes -1 for every run, which is none)
+share the step open when the run's first thunk starts. JAX dispatches
+asynchronously: a step marker that does not wait for the step's results may
+end before its programs run. The ``ThreadpoolListener`` flows between the
+dispatching thread and the XLA threads do not tell which step launched a
+run (a region launched once goes on to run the runs queued after it), so
+they are not used.
 
 Events with no ``hlo_op`` stat on a ``tf_XLA*`` line count as thunks only
 if their name is an instruction of a stored program (the program of the
@@ -65,7 +67,7 @@ from .xla import UNRESOLVED, KernelOp, map_kernel
 #: Host lines of XLA's own thread pools.
 XLA_LINE_PREFIX = "tf_XLA"
 #: Stats of a thunk event.
-_THUNK_STATS = ("hlo_op", "hlo_module", "program_id")
+_THUNK_STATS = ("hlo_op", "hlo_module", "program_id", "run_id")
 
 
 class Thunk(NamedTuple):
@@ -84,8 +86,8 @@ class Thunk(NamedTuple):
     name: str
     #: (plane index, line index)
     line: tuple[int, int]
-    #: the flow id of the thread-pool region it ran in (see :class:`Launches`)
-    region: Optional[int] = None
+    #: the program run it belongs to (None: not known)
+    run_id: Optional[int] = None
 
 
 def _value(st: Any, names: dict[int, str]) -> Any:
@@ -104,93 +106,44 @@ def _program_id(value: Any) -> Optional[int]:
         return None
 
 
+def _run_id(value: Any) -> Optional[int]:
+    """A usable ``run_id`` (TensorFlow's XLA runs all write -1: not one)."""
+    found = _program_id(value)
+    return found if found is not None and found not in (-1, 0) else None
+
+
+def step_times(thunks: list[Thunk]) -> list[int]:
+    """The time whose step marker each thunk counts for: the start of the first
+    thunk of its program run (one ``run_id`` of one program), so that a run is
+    never split between steps; a thunk of no known run, its own start."""
+    first: dict[tuple[int, Optional[int]], int] = {}
+    for t in thunks:
+        if t.run_id is not None:
+            key = (t.run_id, t.program_id)
+            known = first.get(key)
+            if known is None or t.start < known:
+                first[key] = t.start
+    return [t.start if t.run_id is None else first[(t.run_id, t.program_id)]
+            for t in thunks]
+
+
 def may_hold_thunks(plane: Any) -> bool:
     """Whether a host plane can hold thunk events (cheap: metadata and line names)."""
     return (any(md.name == "hlo_op" for md in plane.stat_metadata.values())
             or any(line.name.startswith(XLA_LINE_PREFIX) for line in plane.lines))
 
 
-#: The events that hand work to a thread pool (a flow producer, ``_p``) and that
-#: start it on a pool thread (its consumer, ``_c``), and that end it.
-RECORD = "ThreadpoolListener::Record"
-START_REGION = "ThreadpoolListener::StartRegion"
-STOP_REGION = "ThreadpoolListener::StopRegion"
-
-
-class Launches:
-    """Where each thread-pool region was launched: flow id -> (time, the region
-    the launching event ran in, if any). A program run starts as a region on an
-    XLA thread whose flow leads back to the dispatching thread (``python``)."""
-
-    def __init__(self) -> None:
-        self.records: dict[int, tuple[int, Optional[int]]] = {}
-
-    def time_of(self, region: Optional[int]) -> Optional[int]:
-        """When the work of ``region`` was first launched (following regions
-        launched from inside other regions); None if not known."""
-        seen: set[int] = set()
-        t = None
-        while region is not None and region in self.records and region not in seen:
-            seen.add(region)
-            t, region = self.records[region]
-        return t
-
-
-def _flow_ids(plane: Any) -> tuple[dict[int, str], Optional[int], Optional[int]]:
-    """(event metadata id -> one of RECORD/START_REGION/STOP_REGION, the stat ids
-    of ``_p`` and ``_c``)."""
-    kinds = {k: md.name for k, md in plane.event_metadata.items()
-             if md.name in (RECORD, START_REGION, STOP_REGION)}
-    ids = {v.name: k for k, v in plane.stat_metadata.items() if v.name in ("_p", "_c")}
-    return kinds, ids.get("_p"), ids.get("_c")
-
-
-def _stat_int(ev: Any, stat_id: Optional[int]) -> Optional[int]:
-    for st in ev.stats:
-        if st.metadata_id == stat_id:
-            return int(st.uint64_value or st.int64_value)
-    return None
-
-
-def read_launches(plane: Any, shift_ns: int, launches: Launches,
-                  indices_of: Callable[[int], Optional[list[int]]],
-                  skip_lines: frozenset[str] = frozenset()) -> None:
-    """Add the plane's region launches (``Record`` events with a ``_p`` flow) on
-    lines that are not XLA's (those :func:`read_thunks` reads) to ``launches``.
-    ``indices_of(line index)`` gives the events of a line worth looking at, if
-    known (None: all of them)."""
-    kinds, produced, _ = _flow_ids(plane)
-    record_mds = {k for k, name in kinds.items() if name == RECORD}
-    if not record_mds or produced is None:
-        return
-    for li, xline in enumerate(plane.lines):
-        if xline.name in skip_lines or xline.name.startswith(XLA_LINE_PREFIX):
-            continue
-        events = xline.events
-        chosen = indices_of(li)
-        found = (events[i] for i in chosen) if chosen is not None else iter(events)
-        base = (shift_ns + xline.timestamp_ns) * 1000
-        for ev in found:
-            if ev.metadata_id in record_mds:
-                flow = _stat_int(ev, produced)
-                if flow is not None:
-                    launches.records.setdefault(flow, (base + ev.offset_ps, None))
-
-
 def read_thunks(plane: Any, p: int, shift_ns: int,
                 stat_counts: Callable[[int], Optional[dict[int, int]]],
                 programs: Callable[[], Programs],
-                skip_lines: frozenset[str] = frozenset(),
-                launches: Optional[Launches] = None) -> list[Thunk]:
+                skip_lines: frozenset[str] = frozenset()) -> list[Thunk]:
     """The thunk executions of host plane ``p`` (its index in the XSpace), self
     times computed. ``shift_ns`` moves line timestamps onto the host's axis;
     ``stat_counts(line index)`` is how many stats of each metadata id the
     line's events have, if known (lines known to have no ``hlo_op`` stat and
     not named ``tf_XLA*`` are not read); ``programs()`` gives the stored
     programs (asked only for events with no HLO stats). Lines named in
-    ``skip_lines`` (derived from others) are not read. The region launches
-    on the lines read go into ``launches``."""
-    flow_kinds, produced, consumed = _flow_ids(plane)
+    ``skip_lines`` (derived from others) are not read."""
     names = {k: v.name for k, v in plane.stat_metadata.items()}
     hlo_ids = {k for k, v in names.items() if v == "hlo_op"}
     wanted = {k: v for k, v in names.items() if v in _THUNK_STATS}
@@ -216,20 +169,7 @@ def read_thunks(plane: Any, p: int, shift_ns: int,
         base = (shift_ns + xline.timestamp_ns) * 1000
         rows: list[list[Any]] = []
         last: tuple[str, Optional[int]] = ("", None)
-        region: Optional[int] = None
         for ev in xline.events:
-            flow_kind = flow_kinds.get(ev.metadata_id)
-            if flow_kind is not None:
-                if flow_kind == START_REGION:
-                    region = _stat_int(ev, consumed)
-                elif flow_kind == STOP_REGION:
-                    region = None
-                elif launches is not None:
-                    flow = _stat_int(ev, produced)
-                    if flow is not None:
-                        launches.records.setdefault(
-                            flow, (base + ev.offset_ps, region))
-                continue
             st = md_stats.get(ev.metadata_id)
             if ev.stats:
                 own = {wanted[s.metadata_id]: _value(s, names) for s in ev.stats
@@ -252,16 +192,18 @@ def read_thunks(plane: Any, p: int, shift_ns: int,
                 module, hlo_op = (last[0] if pid == last[1] else ""), event_name
             else:
                 continue
+            run_id = _run_id(st.get("run_id") if st else None)
             start = base + ev.offset_ps
-            rows.append([start, start + ev.duration_ps,
-                         (hlo_op, module, pid, event_name, region), None, ev.duration_ps])
+            facts = (hlo_op, module, pid, event_name, run_id)
+            rows.append([start, start + ev.duration_ps, facts, None, ev.duration_ps])
         subtract_nested(rows)
         reach = -1  # the latest end so far: a thunk ending by then is inside another
-        for start, end, (hlo_op, module, pid, event_name, in_region), _, self_ps in rows:
+        for start, end, facts, _, self_ps in rows:
+            hlo_op, module, pid, event_name, run_id = facts
             outer = not (start < reach and end <= reach)
             reach = max(reach, end)
             out.append(Thunk(start, self_ps, end, outer, hlo_op, module, pid,
-                             event_name or hlo_op, (p, li), in_region))
+                             event_name or hlo_op, (p, li), run_id))
     return out
 
 

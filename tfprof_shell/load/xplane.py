@@ -408,12 +408,11 @@ def _add_cpu_execs(model: Model, host: Host, steps: _Steps, default: Optional[in
 def _thunk_rows(host: Host, steps: _Steps, default: Optional[int],
                 left_out: list[int]) -> list[Row]:
     """The host's XLA thunks (:mod:`.xla_cpu`) that ran in a step (the innermost
-    marker open when their program run was launched, else at their start);
+    marker open at the time :func:`.xla_cpu.step_times` gives each);
     ``left_out`` gets [count, ps] of the others."""
     out: list[Row] = []
-    for ex, launch in zip(host.thunks, host.thunk_launches):
-        ex.step = (steps.at(ex.start if launch is None else launch) if default is None
-                   else default)
+    for ex, when in zip(host.thunks, host.thunk_times):
+        ex.step = steps.at(when) if default is None else default
         if ex.step is None:
             left_out[0] += 1
             left_out[1] += ex.dur

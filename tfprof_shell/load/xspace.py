@@ -667,9 +667,9 @@ class Host:
         self.markers: list[tuple[int, int, int]] = []
         self.kernels: list[Exec] = []
         #: XLA thunks run on host threads (:mod:`.xla_cpu`), as self times, and
-        #: when each one's program run was launched (None: not known).
+        #: the time whose step each counts for (see :func:`.xla_cpu.step_times`).
         self.thunks: list[Exec] = []
-        self.thunk_launches: list[Optional[int]] = []
+        self.thunk_times: list[int] = []
         #: (plane index, line index) -> the spans of its outermost thunks
         self._thunk_spans: dict[tuple[int, int], list[tuple[int, int]]] = {}
         self.memory: list[tuple[int, str, dict[str, Any]]] = []
@@ -937,7 +937,7 @@ class Host:
     def _read_thunks(self, plane: Any, p: int, picked: dict[tuple[int, int], Picked]) -> None:
         """The XLA thunks on the plane's lines (:mod:`.xla_cpu`), as executions on
         the host's cpu device, accounted through the stored HLO programs."""
-        from .xla_cpu import Launches, may_hold_thunks, map_thunk, read_launches, read_thunks
+        from .xla_cpu import may_hold_thunks, map_thunk, read_thunks, step_times
 
         if not may_hold_thunks(plane):
             return
@@ -946,29 +946,21 @@ class Host:
             pick = picked.get((p, li))
             return pick.stat_counts if pick is not None else None
 
-        def worth_reading(li: int) -> Optional[list[int]]:  # not Python-tracer events
-            pick = picked.get((p, li))
-            if pick is None or pick.n_events != len(plane.lines[li].events):
-                return None
-            return pick.rest_indices
-
-        launches = Launches()
         found = read_thunks(plane, p, self.shift_ns, counts, lambda: self._xla().programs,
-                            DERIVED_LINES, launches)
+                            DERIVED_LINES)
         if not found:
             return
-        read_launches(plane, self.shift_ns, launches, worth_reading, DERIVED_LINES)
         xla = self._xla()
         device = CPU_DEVICE % self.index
         mapped: dict[tuple[str, str, Optional[int], str], KernelOp] = {}
-        for thunk in found:
+        for thunk, when in zip(found, step_times(found)):
             key = (thunk.hlo_op, thunk.module, thunk.program_id, thunk.name)
             op = mapped.get(key)
             if op is None:
                 op = mapped[key] = map_thunk(xla.programs, thunk)
             ex = Exec(thunk.start, thunk.self_ps, self.prefix + op.name, op.op, device)
             self.thunks.append(ex)
-            self.thunk_launches.append(launches.time_of(thunk.region))
+            self.thunk_times.append(when)
             xla.record(ex, op, thunk.name, None, thunk.line)
             if thunk.outermost:
                 self._thunk_spans.setdefault(thunk.line, []).append((thunk.start, thunk.end))
