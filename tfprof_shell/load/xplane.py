@@ -14,6 +14,11 @@ Read with our own wire-compatible schema (no TensorFlow needed). The mapping:
   launch time on ``.../device:gpu:<n>``, as in RunMetadata. Kernels of
   XLA programs (``hlo_op`` and ``program_id`` stats: JAX, jit-compiled TF)
   count for the framework op of their HLO instruction instead (:mod:`.xla`).
+* XLA on the CPU (JAX without an accelerator): thunk events on host threads
+  (``tf_XLA*`` lines, ``hlo_op``/``program_id`` stats) are cpu time of the
+  framework op of their HLO instruction, self times (nested thunks
+  subtracted), each program run in the step its first thunk starts in
+  (:mod:`.xla_cpu`).
 * steps: events with a ``step_num`` stat (``Trace("train", step_num=N)``,
   Keras's ``Profiled batch``) mark step N; an op execution belongs to the
   innermost marker open when it starts. Without markers everything is step 0.
