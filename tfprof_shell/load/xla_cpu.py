@@ -57,6 +57,7 @@ has are not XLA work.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from typing import Any, Callable, NamedTuple, Optional
 
@@ -154,6 +155,9 @@ def read_thunks(plane: Any, p: int, shift_ns: int,
         if found:
             md_stats[md_id] = found
     hlo_mds = {k for k, st in md_stats.items() if st.get("hlo_op")}
+    # Events not named like an instruction (``end: x``, ``A::B``) are never read.
+    event_names = {k: md.name for k, md in plane.event_metadata.items()
+                   if k in hlo_mds or _may_be_instruction(md.name)}
     by_name: Optional[_ByName] = None
     out: list[Thunk] = []
     for li, xline in enumerate(plane.lines):
@@ -170,20 +174,21 @@ def read_thunks(plane: Any, p: int, shift_ns: int,
         rows: list[list[Any]] = []
         last: tuple[str, Optional[int]] = ("", None)
         for ev in xline.events:
+            event_name = event_names.get(ev.metadata_id)
+            if event_name is None:
+                continue
             st = md_stats.get(ev.metadata_id)
             if ev.stats:
                 own = {wanted[s.metadata_id]: _value(s, names) for s in ev.stats
                        if s.metadata_id in wanted}
                 if own:
                     st = {**st, **own} if st else own
-            md = plane.event_metadata.get(ev.metadata_id)
-            event_name = md.name if md is not None else ""
             if st and st.get("hlo_op"):
                 module = str(st.get("hlo_module") or "")
                 pid = _program_id(st.get("program_id"))
                 hlo_op = str(st["hlo_op"])
                 last = (module, pid)
-            elif xla_line and _may_be_instruction(event_name):
+            elif xla_line:
                 if by_name is None:
                     by_name = _ByName(programs())
                 pid = by_name.program_of(event_name, last[1])
@@ -228,9 +233,13 @@ def take_from_enclosing(starts: list[int], ends: list[int], selfs: list[int],
             i -= 1
 
 
+_INSTRUCTION_NAME = re.compile(r"[^\s:]+")
+
+
 def _may_be_instruction(name: str) -> bool:
-    """Whether an event name can be an HLO instruction's (not XLA's runtime events)."""
-    return bool(name) and not name.startswith("end: ") and "::" not in name and " " not in name
+    """Whether an event name can be an HLO instruction's (not XLA's runtime events:
+    ``end: x``, ``ThunkExecutor::Execute``; HLO names hold no blank and no colon)."""
+    return _INSTRUCTION_NAME.fullmatch(name) is not None
 
 
 class _ByName:

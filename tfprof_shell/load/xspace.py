@@ -952,18 +952,22 @@ class Host:
             return
         xla = self._xla()
         device = CPU_DEVICE % self.index
-        mapped: dict[tuple[str, str, Optional[int], str], KernelOp] = {}
+        mapped: dict[tuple[str, str, Optional[int], str], tuple[KernelOp, str]] = {}
+        counts: Counter[tuple[str, str, Optional[int], str]] = Counter()
         for thunk, when in zip(found, step_times(found)):
             key = (thunk.hlo_op, thunk.module, thunk.program_id, thunk.name)
-            op = mapped.get(key)
-            if op is None:
-                op = mapped[key] = map_thunk(xla.programs, thunk)
-            ex = Exec(thunk.start, thunk.self_ps, self.prefix + op.name, op.op, device)
-            self.thunks.append(ex)
+            known = mapped.get(key)
+            if known is None:
+                op = map_thunk(xla.programs, thunk)
+                known = mapped[key] = (op, self.prefix + op.name)
+            counts[key] += 1
+            self.thunks.append(Exec(thunk.start, thunk.self_ps, known[1], known[0].op, device))
             self.thunk_times.append(when)
-            xla.record(ex, op, thunk.name, None, thunk.line)
             if thunk.outermost:
                 self._thunk_spans.setdefault(thunk.line, []).append((thunk.start, thunk.end))
+        for key, n in counts.items():
+            op, name = mapped[key]
+            xla.record_thunks(name, op, key[3], n)
 
     def _thunks_out_of_ops(self) -> None:
         """TF ops lose the time of the thunks that ran inside them (see :mod:`.xla_cpu`)."""
