@@ -28,7 +28,13 @@ What a profile of jax 0.10.2 on CPU holds (``sample_profiles/jax_cpu``):
 * the ``python`` line holds the step markers (``StepTraceAnnotation``: a
   ``step_num`` stat) and the dispatch (``PjitFunction(f)``,
   ``CommonPjRtLoadedExecutable::ExecuteHelperOnSingleDevice``); the
-  programs are in ``/host:metadata`` as for GPUs (see :mod:`.hlo`).
+  programs are in ``/host:metadata`` as for GPUs (see :mod:`.hlo`);
+* TensorFlow 2.21's XLA on CPU (``jit_compile=True``) writes the same thunk
+  events on the thread that runs the cluster (``python`` for a jitted
+  function called eagerly, ``tf_Compute/<id>`` inside a graph), within
+  ``CpuExecutable::ExecuteAsyncOnStream``, with ``run_id`` -1; its program
+  has no ``program_id`` stat (it is keyed by its metadata id, which the
+  thunks' ``program_id`` names).
 
 A thunk event is one execution of its HLO instruction, accounted exactly as
 a GPU kernel of that instruction is (:func:`.xla.map_kernel`): to the
