@@ -500,3 +500,51 @@ def test_cli_prints_the_left_out_note_once():
                 stdout=out, stderr=err) == 0
     assert err.getvalue().count("outside any step marker") == 1
     assert "jit(train_step)" in out.getvalue()
+
+
+# ---------------------------------------------------------------------------
+# Damaged thunk events: answered, never a traceback
+# ---------------------------------------------------------------------------
+def _damage(space, rng) -> None:
+    """Change a few thunk events' stats or times in a way a broken writer might."""
+    plane = next(p for p in space.planes if p.name == "/host:CPU")
+    names = {v.name: k for k, v in plane.stat_metadata.items()}
+    events = [ev for line in plane.lines if line.name.startswith("tf_XLA")
+              for ev in line.events if any(s.metadata_id == names["hlo_op"] for s in ev.stats)]
+    for ev in rng.sample(events, 5):
+        st = rng.choice(list(ev.stats))
+        how = rng.randrange(7)
+        if how == 0:
+            st.str_value = "not a number"
+        elif how == 1:
+            st.ref_value = 999_999  # names no stat
+        elif how == 2:
+            st.int64_value = -rng.randrange(1 << 40)
+        elif how == 3:
+            st.bytes_value = b"\xff\xfe"
+        elif how == 4:
+            ev.duration_ps = rng.randrange(1 << 50)
+        elif how == 5:
+            ev.offset_ps = -rng.randrange(1 << 30)
+        else:
+            del ev.stats[:]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_damaged_thunks_load_without_a_traceback(tmp_path, seed):
+    import random
+
+    from tfprof_shell.errors import LoadError
+
+    space = xplane_pb2.XSpace()
+    with open(_sample_file(), "rb") as fh:
+        space.ParseFromString(fh.read())
+    _damage(space, random.Random(seed))
+    path = tmp_path / "damaged.xplane.pb"
+    path.write_bytes(space.SerializeToString())
+    try:
+        session = Session(load_xplane([str(path)]))
+    except LoadError:
+        return
+    for command in ("scope -max_depth 30", "op", "code -max_depth 30", "graph"):
+        session.execute(command)
