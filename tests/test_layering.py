@@ -2,8 +2,10 @@
 down the layers below (imports inside functions and under TYPE_CHECKING
 count too: a deferred import that dodges a cycle is still a cycle).
 
-    front    cli, shell/*, __main__, record/*
-    api      api, compat, the package root
+    front    cli, shell/*, __main__, record/*, ui.launch (`tfprof ui`)
+    api      api, compat, the package root, ui/* (the web UI's server, a door on the
+             session that the API starts too), shell.completer and shell.names (the
+             completion engine the shell and the web UI share)
     session  session
     render   render/*, plan
     advisor  advisor/* (runner, checkers, advice)
@@ -13,7 +15,7 @@ count too: a deferred import that dodges a cycle is still a cycle).
     load     load/*
     model    model/*
     tables   errors, options, metrics, outputs, commands, help, formats, regex,
-             option_dicts, deep, version, model.stats, advisor.catalog, proto/*,
+             option_dicts, option_builder, deep, version, model.stats, advisor.catalog, proto/*,
              record.layout (a recording folder's layout: the recorder writes it,
              the loader reads it)
 
@@ -34,7 +36,7 @@ ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
 #: Layers from the bottom; a module's layer is that of its longest listed prefix.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("tables", ("errors", "options", "metrics", "outputs", "commands", "help", "formats",
-                "regex", "option_dicts", "deep", "version", "model.stats",
+                "regex", "option_dicts", "option_builder", "deep", "version", "model.stats",
                 "advisor.catalog", "proto", "record.layout")),
     ("model", ("model",)),
     ("load", ("load",)),
@@ -44,8 +46,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("advisor", ("advisor",)),
     ("render", ("render", "plan")),
     ("session", ("session",)),
-    ("api", ("api", "compat", "")),
-    ("front", ("cli", "shell", "__main__", "record")),
+    ("api", ("api", "compat", "", "ui", "shell.completer", "shell.names")),
+    ("front", ("cli", "shell", "__main__", "record", "ui.launch")),
 ]
 
 

@@ -1,0 +1,103 @@
+"""The Timeline page's data: a view line's Chrome trace, cut to what one screen can show.
+
+The trace is the one `-output timeline` writes (render/timeline.py): the
+graph view's per-device schedule of one step, or the stacked layout of the
+scope and code views. The browser never gets the whole trace: for a time
+window and a width in pixels, events shorter than a pixel that fall in the
+same pixel of a lane are merged into one block that says how many it holds.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional
+
+from ..combine.result import MultiResult
+from ..errors import UsageError
+from ..render.chrome_trace import ProcessName, Region, Trace
+from ..render.timeline import graph_trace, tree_trace
+from .columns import Strings
+
+if TYPE_CHECKING:
+    from .runner import LineRunner
+
+#: At most this many blocks are sent for one window.
+MAX_BLOCKS = 20000
+_MAX_WIDTH = 8000
+
+
+def view_trace(runner: "LineRunner", line: str) -> tuple[Trace, str]:
+    """The Chrome trace of a view line, and a file name for it."""
+    result = runner.view_result(line)
+    if isinstance(result, MultiResult):
+        raise UsageError("timeline: not available for -base or -profiles views")
+    view, step = result.view, result.options.step
+    if view in ("scope", "code"):
+        return tree_trace(result.root), "tfprof_%s.json" % view
+    if view != "graph":
+        raise UsageError("timeline: the op view has no timeline; use graph -step N, "
+                         "scope or code")
+    if step < 0:
+        steps = result.model.steps if result.model is not None else []
+        raise UsageError("graph view timelines need a step: give -step N (recorded steps: %s)"
+                         % (" ".join(str(s) for s in steps) or "none"))
+    with runner.lock:
+        trace, _ = graph_trace(result, step)
+    return trace, "tfprof_graph_step%d.json" % step
+
+
+def trace_json(runner: "LineRunner", line: str) -> tuple[str, str]:
+    """The whole trace as the Chrome-trace JSON text `-output timeline` writes."""
+    trace, name = view_trace(runner, line)
+    return trace.to_json(), name
+
+
+def timeline_lanes(runner: "LineRunner", line: str, t0: Optional[float],
+                   t1: Optional[float], width: int) -> dict[str, Any]:
+    """Lanes of the window [t0, t1] at ``width`` pixels, small events merged per pixel."""
+    trace, _ = view_trace(runner, line)
+    names = {e.pid: e.name for e in trace.metadata if isinstance(e, ProcessName)}
+    regions = [e for e in trace.all_events() if isinstance(e, Region)]
+    start = min((r.ts for r in regions), default=0)
+    end = max((r.ts + r.dur for r in regions), default=0)
+    lo = start if t0 is None else max(float(t0), start)
+    hi = end if t1 is None else min(float(t1), end)
+    if hi <= lo:
+        hi = lo + 1
+    width = max(1, min(width, _MAX_WIDTH))
+    pixel = (hi - lo) / width
+    lanes: dict[tuple[int, int], list[Region]] = {}
+    for r in regions:
+        if r.ts + r.dur >= lo and r.ts <= hi:
+            lanes.setdefault((r.pid, r.tid), []).append(r)
+    strings = Strings()
+    out_lanes, merged_total, blocks = [], 0, 0
+    for (pid, tid) in sorted(lanes):
+        events = sorted(lanes[(pid, tid)], key=lambda r: (r.ts, -r.dur))
+        ts, dur, name, count = [], [], [], []
+        joinable = False  # the last block is made of events shorter than a pixel
+        for r in events:
+            small = r.dur < pixel
+            if small and joinable and ts[-1] + dur[-1] >= r.ts - pixel:
+                dur[-1] = max(dur[-1], r.ts + r.dur - ts[-1])
+                count[-1] += 1
+                merged_total += 1
+                continue
+            ts.append(r.ts)
+            dur.append(r.dur)
+            name.append(strings.id(r.name))
+            count.append(1)
+            joinable = small
+        blocks += len(ts)
+        out_lanes.append({"name": "%s / %d" % (names.get(pid, "pid %d" % pid), tid),
+                          "ts": ts, "dur": dur, "label": name, "count": count})
+        if blocks > MAX_BLOCKS:
+            break
+    notes = []
+    if merged_total:
+        notes.append("%d events merged at this zoom (shorter than one pixel); zoom in to "
+                     "see them" % merged_total)
+    if blocks > MAX_BLOCKS:
+        notes.append("more than %d blocks in this window: lanes after the first %d are "
+                     "left out; zoom in" % (MAX_BLOCKS, len(out_lanes)))
+    return {"start": start, "end": end, "t0": lo, "t1": hi, "lanes": out_lanes,
+            "strings": strings.table, "merged": merged_total, "notes": notes}
