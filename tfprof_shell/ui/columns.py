@@ -139,7 +139,7 @@ def _all_values(stats: Sequence[int]) -> dict[str, int]:
 
 def _graph_node_facts(gnode: GraphNode, nodes: dict[str, GraphNode]) -> dict[str, Any]:
     trace = gnode.trace or []
-    steps = list(gnode.steps_run)[:DETAIL_LIMIT]
+    steps = sorted(gnode.steps_run)[:DETAIL_LIMIT]
     return {
         "op": gnode.op, "op_types": sorted(gnode.op_types), "device": gnode.canonical_device,
         "shape": list(gnode.shape),
