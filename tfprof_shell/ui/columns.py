@@ -10,6 +10,8 @@ the columns. Nothing here formats for display; the page does.
 
 from __future__ import annotations
 
+from itertools import repeat
+from operator import itemgetter
 from typing import Any, Optional, Sequence
 
 from .. import metrics
@@ -52,15 +54,28 @@ def _stat(attr: str) -> int:
 
 def _flatten(root: Any) -> tuple[list[Any], list[int]]:
     """The rows in display (pre)order and each row's parent row (-1 for the root)."""
-    nodes, parents = [], []
+    nodes: list[Any] = []
+    parents: list[int] = []
+    add_node, add_parent = nodes.append, parents.append
     stack = [(root, -1)]
+    pop, push = stack.pop, stack.extend
+    row = 0
     while stack:
-        node, parent = stack.pop()
-        row = len(nodes)
-        nodes.append(node)
-        parents.append(parent)
-        stack.extend((child, row) for child in reversed(node.children))
+        node, parent = pop()
+        add_node(node)
+        add_parent(parent)
+        kids = node.children
+        if kids:
+            push(zip(reversed(kids), repeat(row)))
+        row += 1
     return nodes, parents
+
+
+def _interned(names: Sequence[str]) -> tuple[list[int], list[str]]:
+    """Each name's index into a table of the distinct names, and the table."""
+    index: dict[str, int] = {}
+    ids = [index.setdefault(n, len(index)) for n in names]
+    return ids, list(index)
 
 
 def view_columns(result: ViewResult) -> dict[str, Any]:
@@ -68,27 +83,27 @@ def view_columns(result: ViewResult) -> dict[str, Any]:
     opts = result.options
     attrs = numeric_attributes(opts.select)
     nodes, parents = _flatten(result.root)
-    strings = Strings()
     op_view = result.view == "op"
+    ids, strings = _interned([n.name for n in nodes] + [_op_of(n) for n in nodes])
     doc = _header(result.view, opts.select, attrs)
     doc.update(kind="single", step=opts.step, order_by=opts.order_by, rows=len(nodes),
-               parent=parents, name=[strings.id(n.name) for n in nodes],
-               op=[strings.id(_op_of(n)) for n in nodes],
+               parent=parents, name=ids[:len(nodes)], op=ids[len(nodes):],
                accounted=[1 if n.account else 0 for n in nodes])
+    own = [n.self_stats for n in nodes]
+    totals_of = [n.total for n in nodes]
     selves, totals, cumulative = {}, {}, {}
     for attr in attrs:
-        stat = _stat(attr)
-        selves[attr] = [n.self_stats[stat] for n in nodes]
+        pick = itemgetter(_stat(attr))
+        selves[attr] = list(map(pick, own))
         if op_view:  # an op row's engine total is cumulative over the rows after it
-            totals[attr] = [n.self_stats[stat] if i else n.total[stat]
-                            for i, n in enumerate(nodes)]
-            cumulative[attr] = [n.total[stat] for n in nodes]
+            totals[attr] = [pick(totals_of[0])] + selves[attr][1:]
+            cumulative[attr] = list(map(pick, totals_of))
         else:
-            totals[attr] = [n.total[stat] for n in nodes]
+            totals[attr] = list(map(pick, totals_of))
     doc.update(self=selves, total=totals)
     if op_view:
         doc["cumulative"] = cumulative
-    doc["strings"] = strings.table
+    doc["strings"] = strings
     return doc
 
 
@@ -97,12 +112,12 @@ def multi_columns(result: MultiResult) -> dict[str, Any]:
     opts = result.options
     attrs = numeric_attributes(opts.select)
     nodes, parents = _flatten(result.root)
-    strings = Strings()
+    ids, strings = _interned([n.name for n in nodes])
     doc = _header(result.view, opts.select, attrs)
     doc.update(kind=result.mode, step=result.sides[0].step, order_by=opts.order_by,
                rows=len(nodes), sides=[{"name": s.name, "source": s.source, "step": s.step}
                                        for s in result.sides],
-               parent=parents, name=[strings.id(n.name) for n in nodes])
+               parent=parents, name=ids)
     doc["total"] = {a: [n.value[_stat(a)] for n in nodes] for a in attrs}
     if result.mode == DIFF:
         doc["status"] = [n.status for n in nodes]
@@ -113,7 +128,7 @@ def multi_columns(result: MultiResult) -> dict[str, Any]:
         doc["by_profile"] = [{a: [v[_stat(a)] if v is not None else None
                                   for v in (n.by_profile[i] for n in nodes)] for a in attrs}
                              for i in range(len(result.sides))]
-    doc["strings"] = strings.table
+    doc["strings"] = strings
     return doc
 
 

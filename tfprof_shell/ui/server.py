@@ -171,7 +171,7 @@ def _num(body: dict, key: str, default: Any) -> Any:
 
 
 def _json(request: Request, data: Any) -> Response:
-    raw = json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()
+    raw = json.dumps(data, separators=(",", ":"), ensure_ascii=True).encode()
     headers = {}
     if len(raw) > _GZIP_OVER and "gzip" in request.headers.get("Accept-Encoding", ""):
         raw = gzip.compress(raw, compresslevel=1)
