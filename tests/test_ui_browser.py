@@ -23,10 +23,15 @@ sync_api = needs("playwright.sync_api", "browser")
 from tfprof_shell.cli import open_session, parse_invocation  # noqa: E402
 from tfprof_shell.ui.server import start_server  # noqa: E402
 
-AFTER = sample("mlp_after", "profile")
-ARGV = ["--profile_path=" + AFTER, "--profile", "before=" + sample("mlp_before", "profile"),
-        "--profile", "w0=" + sample("mlp_worker0", "profile"),
-        "--profile", "w1=" + sample("mlp_worker1", "profile")]
+
+
+def _path(name: str) -> str:
+    """A sample's path relative to the working directory (the page shows it)."""
+    return os.path.relpath(sample(name, "profile"))
+
+
+ARGV = ["--profile_path=" + _path("mlp_after"), "--profile", "before=" + _path("mlp_before"),
+        "--profile", "w0=" + _path("mlp_worker0"), "--profile", "w1=" + _path("mlp_worker1")]
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 HOSTILE = ["<img src=x onerror=alert(1)>/inner", "a\"b'c</script><script>alert(2)</script>",
@@ -70,7 +75,7 @@ class Tab:
 
     def __init__(self, browser, srv):
         self.srv = srv
-        self.page = browser.new_page(viewport={"width": 1280, "height": 760})
+        self.page = browser.new_page(viewport={"width": 1120, "height": 660})
         self.requests, self.errors, self.dialogs = [], [], []
         self.page.on("request", lambda r: self.requests.append(r.url))
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))

@@ -433,3 +433,12 @@ def test_profile_ui_serves_the_api_session():
         assert prof.run("ui").notes == ["web UI: " + url]
     finally:
         prof._ui.stop()
+
+
+def test_hosts_for_every_interface_are_this_machines_names():
+    hosts = guard.allowed_hosts("0.0.0.0", 8080)
+    assert "127.0.0.1:8080" in hosts and "0.0.0.0:8080" not in hosts
+    assert {"%s:8080" % guard.url_host(n) for n in guard.machine_names()} <= hosts
+    assert guard.allowed_hosts("10.1.2.3", 9) == {"127.0.0.1:9", "localhost:9", "[::1]:9",
+                                                 "10.1.2.3:9"}
+    assert guard.is_loopback("127.0.0.2") and not guard.is_loopback("10.1.2.3")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import secrets
+import socket
 from typing import Iterable, Mapping, Optional
 
 COOKIE = "tfprof_ui"
@@ -55,10 +56,23 @@ def url_host(host: str) -> str:
 
 def allowed_hosts(bind: str, port: int, extra: Iterable[str] = ()) -> frozenset[str]:
     """The Host header values accepted: loopback names and the bound address, with the port."""
-    names = set(LOOPBACK_NAMES) | {url_host(bind)} | set(extra)
-    if bind in ("0.0.0.0", "::"):
+    names = set(LOOPBACK_NAMES) | {url_host(bind)} | {url_host(e) for e in extra}
+    if bind in ("0.0.0.0", "::", ""):
         names.discard(url_host(bind))
+        names |= {url_host(n) for n in machine_names()}
     return frozenset("%s:%d" % (n, port) for n in names)
+
+
+def machine_names() -> set[str]:
+    """This machine's host names and addresses (for a server on all interfaces)."""
+    names: set[str] = set()
+    try:
+        host = socket.gethostname()
+        names |= {host, socket.getfqdn()}
+        names |= set(socket.gethostbyname_ex(host)[2])
+    except OSError:  # no resolver: the loopback names and the bound address remain
+        pass
+    return names
 
 
 def token_matches(given: Optional[str], token: str) -> bool:

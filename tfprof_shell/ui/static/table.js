@@ -13,10 +13,12 @@ const EXPAND_MATCHES = 5000;
 export function columnsFor(tree) {
   const cols = [];
   const a0 = tree.attrs[0];
+  // An attribute that is zero everywhere (at the root, in both profiles) gets no column.
+  const shown = tree.attrs.filter((x) => x === a0 || tree.total(x, 0) !== 0 || tree.base(x, 0) !== 0);
   const unitOf = (a) => forUnit(tree.answer.units[a]);
   if (tree.kind === "single") {
     const opView = tree.answer.view === "op";
-    for (const a of tree.attrs) {
+    for (const a of shown) {
       const fmt = unitOf(a);
       cols.push({id: "total:" + a, label: a, title: `total ${a} of the row and all below it`,
         value: (i) => tree.total(a, i), text: (i) => fmt(tree.total(a, i))});
@@ -33,7 +35,7 @@ export function columnsFor(tree) {
     cols.push({id: "status", label: "", title: "+ new (not in the base), - gone",
       value: (i) => tree.status(i), text: (i) => badge(tree.status(i)),
       cls: (i) => "badge " + statusClass(tree.status(i))});
-    for (const a of tree.attrs) {
+    for (const a of shown) {
       const fmt = unitOf(a);
       cols.push({id: "new:" + a, label: a, title: `${a} in ${tree.answer.sides[0].name}`,
         value: (i) => tree.total(a, i), text: (i) => fmt(tree.total(a, i))});
@@ -50,7 +52,7 @@ export function columnsFor(tree) {
     const sides = tree.answer.sides;
     cols.push({id: "present", label: "in", title: "how many profiles have the row",
       value: (i) => tree.answer.present[i], text: (i) => `${tree.answer.present[i]}/${sides.length}`});
-    for (const a of tree.attrs) {
+    for (const a of shown) {
       const fmt = unitOf(a);
       cols.push({id: "agg:" + a, label: `${tree.answer.aggregate} ${a}`, title: `${a} combined`,
         value: (i) => tree.total(a, i), text: (i) => fmt(tree.total(a, i))});
@@ -102,7 +104,10 @@ export class TreeTable {
     fill(container, this.root);
     this.pool = [];
     this.tree = null;
-    this.body.addEventListener("scroll", () => this.schedule());
+    this.body.addEventListener("scroll", () => {
+      this.head.scrollLeft = this.body.scrollLeft;
+      this.schedule();
+    });
     this.body.addEventListener("keydown", (e) => this.key(e));
     new ResizeObserver(() => this.schedule()).observe(this.body);
   }
@@ -119,7 +124,7 @@ export class TreeTable {
     this.matchSet = new Set();
     this.selected = -1;
     this.threshold = 0;
-    this.template = "minmax(16em, 1fr) " + this.cols.map(() => "6.5em").join(" ");
+    this.template = "minmax(12em, 1fr) " + this.cols.map(() => "5.6em").join(" ");
     this.head.style.gridTemplateColumns = this.template;
     fill(this.head, this.headerCell("name", "name", "node name (click to order by name)"),
       this.cols.map((c) => this.headerCell(c.id, c.label, c.title)));
