@@ -18,7 +18,7 @@ an empty message.
 from __future__ import annotations
 
 import sys
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional
 
 from .api import Profile
 from .errors import OptionError

@@ -253,7 +253,8 @@ function wire() {
   $("output-close").addEventListener("click", () => showOutput(""));
   document.addEventListener("click", (e) => { if (!$("menu").contains(e.target)) $("menu").hidden = true; });
   $("views-search").addEventListener("change", (e) => {
-    $("views-found").textContent = `${table("views-table").search(e.target.value)} found`;
+    const found = table("views-table").search(e.target.value);
+    $("views-found").textContent = `${found} found` + (found > 5000 ? " (the first 5000 opened)" : "");
   });
   $("views-next").addEventListener("click", () => table("views-table").nextMatch(1));
   $("views-prev").addEventListener("click", () => table("views-table").nextMatch(-1));

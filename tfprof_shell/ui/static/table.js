@@ -202,9 +202,9 @@ export class TreeTable {
     this.refresh();
   }
 
-  /** Open every row (capped so a huge view stays usable). */
-  expandAll(limit = 200000) {
-    for (let i = 0; i < Math.min(this.tree.n, limit); i++) this.open[i] = 1;
+  /** Open every row. */
+  expandAll() {
+    this.open.fill(1);
     this.refresh();
   }
 
