@@ -11,6 +11,8 @@ import os
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from werkzeug.test import Client
 
 from conftest import run_cli, sample
@@ -442,3 +444,26 @@ def test_hosts_for_every_interface_are_this_machines_names():
     assert guard.allowed_hosts("10.1.2.3", 9) == {"127.0.0.1:9", "localhost:9", "[::1]:9",
                                                  "10.1.2.3:9"}
     assert guard.is_loopback("127.0.0.2") and not guard.is_loopback("10.1.2.3")
+
+
+WORDS = ["scope", "graph", "op", "code", "advise", "set", "help", "profiles", "use", "load",
+         "quit", "ui", "-max_depth", "-step", "-order_by", "-select", "-output", "-base",
+         "-profiles", "-account_type_regexes", "-show_name_regexes", "micros", "bytes", "1",
+         "-1", "99", "x", "(", "[a-", ".*", "none", "all", "tiny_mlp", "timeline", "json",
+         "file:outfile=/dev/null", "true", "", " ", "\u00e9", "<img src=x>"]
+
+
+def test_no_line_crashes_the_server_or_changes_the_session(tiny):
+    @settings(max_examples=150, deadline=None, database=None)
+    @given(st.lists(st.sampled_from(WORDS), max_size=6))
+    def check(words):
+        before = tiny.session.options
+        line = " ".join(words)
+        r = tiny.post("/api/run", {"line": line})
+        assert r.status_code in (200, 400), (line, r.get_data(as_text=True))
+        if not (words[:1] == ["set"] and r.status_code == 200):
+            assert tiny.session.options == before
+        tiny.session.options = before
+        assert list(tiny.session.profiles) == ["tiny_mlp"]
+
+    check()
