@@ -467,3 +467,29 @@ def test_no_line_crashes_the_server_or_changes_the_session(tiny):
         assert list(tiny.session.profiles) == ["tiny_mlp"]
 
     check()
+
+
+def test_the_shells_ui_serves_the_live_session(tmp_path):
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+    from tfprof_shell.shell.repl import Repl
+    from tfprof_shell.shell.toolbar import toolbar_text
+    session = session_for(["--profile_path=" + TINY])
+    out, err = io.StringIO(), io.StringIO()
+    with create_pipe_input() as inp:
+        inp.send_text("set -max_depth 2\rui\r")
+        inp.close()
+        repl = Repl(session, str(tmp_path / "history"), out, err, input=inp,
+                    output=DummyOutput())
+        assert repl.run() == 0
+    server = repl.ui_server
+    try:
+        assert "web UI: %s\n" % server.url in err.getvalue()
+        assert "ui " + server.url in toolbar_text(session, False, server.url)
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        conn.request("GET", "/api/state", headers={
+            "Cookie": "%s=%s" % (guard.COOKIE, server.token)})
+        state = json.loads(conn.getresponse().read())
+        assert state["options"] == ["-max_depth", "2"]
+    finally:
+        server.stop()
