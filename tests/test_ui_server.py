@@ -224,6 +224,11 @@ def test_timeline_lanes_hold_every_event_of_the_shells_trace(tiny, tmp_path):
     for data in (wide, narrow):
         assert sum(sum(lane["count"]) for lane in data["lanes"]) == len(regions)
     assert narrow["merged"] > 0 and "merged at this zoom" in narrow["notes"][0]
+    mid = (wide["start"] + wide["end"]) / 2
+    half = tiny.post("/api/timeline", {"line": line, "t0": mid, "width": 8000}).get_json()
+    overlapping = [e for e in regions if e["ts"] + e["dur"] >= mid]
+    assert sum(sum(lane["count"]) for lane in half["lanes"]) == len(overlapping) > 0
+    assert half["t0"] == mid and half["t1"] == wide["end"]
     trace = tiny.get("/api/trace", query_string={"line": line})
     assert trace.get_data() == open(str(out) + "_1", "rb").read()
     assert "attachment" in trace.headers["Content-Disposition"]

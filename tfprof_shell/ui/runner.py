@@ -55,6 +55,8 @@ class LineRunner:
         self.lock = threading.RLock()
         self._results: "OrderedDict[tuple, Any]" = OrderedDict()
         self._engine: Any = None
+        #: The Timeline page's prepared lanes by line (see timeline.py).
+        self.timelines: "OrderedDict[tuple, Any]" = OrderedDict()
 
     # -- lines ---------------------------------------------------------------
 

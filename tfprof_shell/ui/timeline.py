@@ -9,6 +9,7 @@ same pixel of a lane are merged into one block that says how many it holds.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from typing import TYPE_CHECKING, Any, Optional
 
 from ..combine.result import MultiResult
@@ -51,28 +52,58 @@ def trace_json(runner: "LineRunner", line: str) -> tuple[str, str]:
     return trace.to_json(), name
 
 
+class _Lanes:
+    """A trace's regions by lane (pid, tid), each lane sorted by start, for windowing."""
+
+    def __init__(self, trace: Trace) -> None:
+        self.names = {e.pid: e.name for e in trace.metadata if isinstance(e, ProcessName)}
+        by_lane: dict[tuple[int, int], list[Region]] = {}
+        for e in trace.all_events():
+            if isinstance(e, Region):
+                by_lane.setdefault((e.pid, e.tid), []).append(e)
+        self.lanes = {k: sorted(v, key=lambda r: (r.ts, -r.dur)) for k, v in by_lane.items()}
+        self.starts = {k: [r.ts for r in v] for k, v in self.lanes.items()}
+        self.longest = {k: max(r.dur for r in v) for k, v in self.lanes.items()}
+        everything = [r for v in self.lanes.values() for r in v]
+        self.start = min((r.ts for r in everything), default=0)
+        self.end = max((r.ts + r.dur for r in everything), default=0)
+
+    def window(self, key: tuple[int, int], lo: float, hi: float) -> list[Region]:
+        """The lane's regions that overlap [lo, hi], in start order."""
+        starts = self.starts[key]
+        first = bisect_left(starts, lo - self.longest[key])
+        last = bisect_right(starts, hi)
+        return [r for r in self.lanes[key][first:last] if r.ts + r.dur >= lo]
+
+
+def _lanes(runner: "LineRunner", line: str) -> _Lanes:
+    """The line's lanes, kept for the next window of the same line and session state."""
+    key = (line, runner.session.current, runner.session.options)
+    kept = runner.timelines.get(key)
+    if kept is None:
+        kept = runner.timelines[key] = _Lanes(view_trace(runner, line)[0])
+        while len(runner.timelines) > 2:
+            runner.timelines.pop(next(iter(runner.timelines)))
+    return kept
+
+
 def timeline_lanes(runner: "LineRunner", line: str, t0: Optional[float],
                    t1: Optional[float], width: int) -> dict[str, Any]:
     """Lanes of the window [t0, t1] at ``width`` pixels, small events merged per pixel."""
-    trace, _ = view_trace(runner, line)
-    names = {e.pid: e.name for e in trace.metadata if isinstance(e, ProcessName)}
-    regions = [e for e in trace.all_events() if isinstance(e, Region)]
-    start = min((r.ts for r in regions), default=0)
-    end = max((r.ts + r.dur for r in regions), default=0)
+    prepared = _lanes(runner, line)
+    start, end = prepared.start, prepared.end
     lo = start if t0 is None else max(float(t0), start)
     hi = end if t1 is None else min(float(t1), end)
     if hi <= lo:
         hi = lo + 1
     width = max(1, min(width, _MAX_WIDTH))
     pixel = (hi - lo) / width
-    lanes: dict[tuple[int, int], list[Region]] = {}
-    for r in regions:
-        if r.ts + r.dur >= lo and r.ts <= hi:
-            lanes.setdefault((r.pid, r.tid), []).append(r)
     strings = Strings()
     out_lanes, merged_total, blocks = [], 0, 0
-    for (pid, tid) in sorted(lanes):
-        events = sorted(lanes[(pid, tid)], key=lambda r: (r.ts, -r.dur))
+    for (pid, tid) in sorted(prepared.lanes):
+        events = prepared.window((pid, tid), lo, hi)
+        if not events:
+            continue
         ts, dur, name, count = [], [], [], []
         joinable = False  # the last block is made of events shorter than a pixel
         for r in events:
@@ -88,7 +119,7 @@ def timeline_lanes(runner: "LineRunner", line: str, t0: Optional[float],
             count.append(1)
             joinable = small
         blocks += len(ts)
-        out_lanes.append({"name": "%s / %d" % (names.get(pid, "pid %d" % pid), tid),
+        out_lanes.append({"name": "%s / %d" % (prepared.names.get(pid, "pid %d" % pid), tid),
                           "ts": ts, "dur": dur, "label": name, "count": count})
         if blocks > MAX_BLOCKS:
             break
