@@ -79,6 +79,10 @@ class Tab:
         self.requests, self.errors, self.dialogs = [], [], []
         self.page.on("request", lambda r: self.requests.append(r.url))
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        # A Content-Security-Policy violation is reported as a console error; a 400 is
+        # the server refusing a wrong line, which the tests type on purpose.
+        self.page.on("console", lambda m: m.type == "error" and "status of 400" not in m.text
+                     and self.errors.append(m.text))
         self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
         self.page.goto(srv.url)
         self.painted()
