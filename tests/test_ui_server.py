@@ -230,6 +230,17 @@ def test_timeline_lanes_hold_every_event_of_the_shells_trace(tiny, tmp_path):
     assert "attachment" in trace.headers["Content-Disposition"]
 
 
+def test_a_graph_timeline_without_a_step_is_every_step_merged(tiny, tmp_path):
+    out = tmp_path / "merged"
+    line = "graph -max_depth 100"
+    _shell(tiny.argv, line, "-output", "timeline:outfile=%s,merge=true" % out)
+    assert tiny.get("/api/trace", query_string={"line": line}).get_data() == out.read_bytes()
+    data = tiny.post("/api/timeline", {"line": line, "width": 8000}).get_json()
+    steps = data["lanes"][0]
+    assert steps["name"] == "Steps / 0"
+    assert [data["strings"][i] for i in steps["label"]] == ["step 0", "step 1", "step 2"]
+
+
 # -- bad lines ------------------------------------------------------------------
 
 def test_a_bad_line_gives_the_shells_message_and_changes_nothing(tiny):

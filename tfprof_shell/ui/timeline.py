@@ -14,20 +14,27 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from ..combine.result import MultiResult
 from ..errors import UsageError
-from ..render.chrome_trace import ProcessName, Region, Trace
+from ..render.chrome_trace import ProcessName, Region, Trace, merge_traces
 from ..render.timeline import graph_trace, tree_trace
 from .columns import Strings
 
 if TYPE_CHECKING:
     from .runner import LineRunner
 
+#: A graph line without -step shows at most this many steps.
+STEP_LIMIT = 20
 #: At most this many blocks are sent for one window.
 MAX_BLOCKS = 20000
 _MAX_WIDTH = 8000
 
 
 def view_trace(runner: "LineRunner", line: str) -> tuple[Trace, str]:
-    """The Chrome trace of a view line, and a file name for it."""
+    """The Chrome trace of a view line, and a file name for it.
+
+    A graph line without -step gives every recorded step (the first
+    STEP_LIMIT) end to end with a "Steps" lane, as `-output
+    timeline:merge=true` writes it.
+    """
     result = runner.view_result(line)
     if isinstance(result, MultiResult):
         raise UsageError("timeline: not available for -base or -profiles views")
@@ -37,13 +44,19 @@ def view_trace(runner: "LineRunner", line: str) -> tuple[Trace, str]:
     if view != "graph":
         raise UsageError("timeline: the op view has no timeline; use graph -step N, "
                          "scope or code")
-    if step < 0:
-        steps = result.model.steps if result.model is not None else []
-        raise UsageError("graph view timelines need a step: give -step N (recorded steps: %s)"
-                         % (" ".join(str(s) for s in steps) or "none"))
+    if step >= 0:
+        with runner.lock:
+            trace, _ = graph_trace(result, step)
+        return trace, "tfprof_graph_step%d.json" % step
+    steps = list(result.model.steps)[:STEP_LIMIT] if result.model is not None else []
+    if not steps:
+        raise UsageError("graph view timelines need recorded steps; this profile has none")
+    parts = []
     with runner.lock:
-        trace, _ = graph_trace(result, step)
-    return trace, "tfprof_graph_step%d.json" % step
+        for each in steps:
+            shown = runner.session.show("graph", result.options.replace(step=each))
+            parts.append((each, graph_trace(shown, each)[0]))
+    return merge_traces(parts), "tfprof_graph_steps.json"
 
 
 def trace_json(runner: "LineRunner", line: str) -> tuple[str, str]:

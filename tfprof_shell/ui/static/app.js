@@ -140,13 +140,10 @@ async function showFlame() {
 let timeline = null;
 
 async function showTimeline() {
-  // The graph view gives the per-device schedule; code keeps its stacked call tree.
+  // The graph view gives the per-device schedule (all steps end to end unless the
+  // line has -step N); code keeps its stacked call tree.
   let line = viewLine();
   if (L.command(line) !== "code") line = L.withCommand(line, "graph");
-  if (L.command(line) === "graph" && (L.option(line, "step") ?? "-1") === "-1") {
-    const steps = app.state.profiles.find((p) => p.current).steps;
-    if (steps.length) line = L.withOption(line, "step", steps[0]);
-  }
   if (!timeline) {
     timeline = new Timeline($("timeline"), {
       onNote: (text) => { $("tl-note").textContent = text; },
