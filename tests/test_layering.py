@@ -3,8 +3,11 @@ down the layers below (imports inside functions and under TYPE_CHECKING
 count too: a deferred import that dodges a cycle is still a cycle).
 
     front    cli, shell/*, __main__, record/*, docgen (the guide's generated reference page),
-             compat (TensorFlow's API, ProfileContext patching Session.run as record does)
-    api      api, profiler, the package root
+             compat (TensorFlow's API, ProfileContext patching Session.run as record does),
+             ui.launch (`tfprof ui`)
+    api      api, profiler, the package root, ui/* (the web UI's server, a door on the
+             session that the API starts too), shell.completer and shell.names (the
+             completion engine the shell and the web UI share)
     session  session
     render   render/*, plan
     advisor  advisor/* (runner, checkers, advice)
@@ -14,7 +17,7 @@ count too: a deferred import that dodges a cycle is still a cycle).
     load     load/*
     model    model/*
     tables   errors, options, metrics, outputs, commands, help, formats, regex,
-             option_dicts, deep, version, model.stats, advisor.catalog, proto/*,
+             option_dicts, option_builder, deep, version, model.stats, advisor.catalog, proto/*,
              record.layout (a recording folder's layout: the recorder writes it,
              the loader reads it)
 
@@ -35,7 +38,7 @@ ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
 #: Layers from the bottom; a module's layer is that of its longest listed prefix.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("tables", ("errors", "options", "metrics", "outputs", "commands", "help", "formats",
-                "regex", "option_dicts", "deep", "version", "model.stats",
+                "regex", "option_dicts", "option_builder", "deep", "version", "model.stats",
                 "advisor.catalog", "proto", "record.layout")),
     ("model", ("model",)),
     ("load", ("load",)),
@@ -45,8 +48,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("advisor", ("advisor",)),
     ("render", ("render", "plan")),
     ("session", ("session",)),
-    ("api", ("api", "profiler", "")),
-    ("front", ("cli", "shell", "__main__", "record", "docgen", "compat")),
+    ("api", ("api", "profiler", "", "ui", "shell.completer", "shell.names")),
+    ("front", ("cli", "shell", "__main__", "record", "docgen", "compat", "ui.launch")),
 ]
 
 

@@ -160,6 +160,8 @@ def main(argv: Optional[Sequence[str]] = None, stdin: TextIO = sys.stdin,
     if argv[:1] == ["record"]:  # `tfprof record ...` runs a program with the recorder armed
         from .record.launcher import main as record_main
         return record_main(argv[1:], stdout=stdout, stderr=stderr)
+    if argv[:1] == ["ui"]:  # `tfprof ui ...` serves the profiles to a web browser
+        return _ui(argv[1:], stdout, stderr)
     # The model is hundreds of thousands of long-lived objects: cyclic GC passes
     # over them while loading cost more than the loading itself.
     gc_was_enabled = gc.isenabled()
@@ -180,6 +182,9 @@ def main(argv: Optional[Sequence[str]] = None, stdin: TextIO = sys.stdin,
                 return 0
             raise UsageError("no input: give --profile_path=FILE "
                              "(or --graph_path=FILE --run_meta_path=F0,F1,...); see --help")
+        if words[:1] == ["ui"]:  # `tfprof INPUTS ui`: the same as `tfprof ui INPUTS`
+            at = len(argv) - len(words)
+            return _ui(argv[:at] + argv[at + 1:], stdout, stderr)
         session = open_session(inv, stderr)
         if words:
             return _one_shot(session, words, stdout, stderr)
@@ -254,6 +259,28 @@ def open_session(inv: Invocation, stderr: TextIO):
     if inv.options.profiles:
         select_profiles({n: v.model for n, v in session.profiles.items()}, inv.options.profiles)
     return session
+
+
+def _ui(argv: list[str], stdout: TextIO, stderr: TextIO) -> int:
+    """`tfprof ui [INPUTS] [--port N] [--host ADDR] [--no-browser]` (see ui/launch.py)."""
+    from .ui import launch
+    try:
+        flags, rest = launch.parse_flags(argv)
+        if flags.help:
+            stdout.write(launch.USAGE)
+            return 0
+        inv = parse_invocation(rest)
+        if inv.words:
+            raise UsageError("ui takes no command (got '%s'); type commands in the page"
+                             % " ".join(inv.words))
+        if inv.inputs.is_empty() and not inv.named:
+            raise UsageError("ui: no input: give --profile_path=FILE (see tfprof ui --help)")
+        from .ui import require_server
+        require_server()
+        return launch.serve(open_session(inv, stderr), flags, stdout, stderr)
+    except UserError as exc:
+        stderr.write("tfprof: %s\n" % exc.message)
+        return exc.exit_code
 
 
 def _one_shot(session, words: list[str], stdout: TextIO, stderr: TextIO) -> int:

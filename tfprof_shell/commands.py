@@ -60,6 +60,10 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
             args=("NAME", "PATH")),
     Command("unload", "unload", "Forget a loaded profile: unload NAME.",
             takes_options=False, args=("PROFILE",)),
+    Command("ui", "ui", "Serve this session to a web browser and print its URL.",
+            "The page runs the same lines on the same profiles and options; it "
+            "stays up until the shell ends. From the command line: tfprof ui.",
+            takes_options=False),
     Command("help", "help", "Show help: help, help COMMAND, help -OPTION.",
             takes_options=False),
     Command("quit", "quit", "Leave the shell (also: exit, Ctrl-D).", takes_options=False),

@@ -54,6 +54,9 @@ class Session:
         self.workers = workers
         self.scheduler = scheduler
         self.add(name, model)
+        #: Starts the web UI on this session and returns its URL: set by a door
+        #: that can keep a server running (the interactive shell, the API).
+        self.serve_ui: Optional[Callable[[], str]] = None
         self._handlers: dict[str, Callable[[commands.Request], Reply]] = {
             commands.VIEW: lambda r: self.run_view(r.command.name, r.options),
             "advise": lambda r: self.run_advise(r.options),
@@ -64,6 +67,7 @@ class Session:
             "use": lambda r: self.use(r.args[0]),
             "load": lambda r: self.load(r.args[0], r.args[1]),
             "unload": lambda r: self.unload(r.args[0]),
+            "ui": self._ui,
         }
 
     # -- profiles --------------------------------------------------------------
@@ -212,6 +216,14 @@ class Session:
         """Run the checkers chosen by ``opts.checkers`` and deliver the advice."""
         advice, notes = advise(self.profile, opts.checkers)
         return deliver(render_advice(advice, notes, opts))
+
+    def _ui(self, request: commands.Request) -> Reply:
+        if request.args:
+            raise UsageError("ui takes no arguments (tfprof ui --port N chooses the port)")
+        if self.serve_ui is None:
+            raise UsageError("ui: serve a browser with `tfprof ui INPUTS`, or type ui "
+                             "in the interactive shell")
+        return Reply(notes=["web UI: %s" % self.serve_ui()])
 
     def _set(self, request: commands.Request) -> Reply:
         opts = request.options
