@@ -30,6 +30,7 @@ from ..model import Model, Source
 from .files import read_bytes
 from .records import CPU_DEVICE, GPU_DEVICE, GPU_STREAM_ALL, StatRecord, add_exec
 from .runmeta import add_run_metadata
+from .torch_intervals import TorchIntervals, keep_events
 
 _COMPUTE_SUFFIX = " Compute"
 _PROFILER_STEP = re.compile(r"ProfilerStep#(\d+)")
@@ -263,6 +264,7 @@ def load_chrome_traces(paths: Sequence[str], graph_path: Optional[str] = None,
             add_op_log(model, op_log, id_to_string)
     left_out = 0
     count = len(paths)
+    torch_files = []
     for i, path in enumerate(paths):
         entry = "entry %d of %d" % (i + 1, count) if count > 1 else ""
         events = read_trace_events(path, entry)
@@ -271,6 +273,7 @@ def load_chrome_traces(paths: Sequence[str], graph_path: Optional[str] = None,
             add_tf_timeline(model, i, events, types_from_graph=bool(graph_path))
         elif flavor == "pytorch":
             left_out += add_torch_trace(model, i, events)
+            torch_files.append(keep_events(events))
         else:
             raise LoadError("--profile_path %s%s: a Chrome trace, but neither a TensorFlow "
                             "timeline (events with args.name and args.op) nor a PyTorch "
@@ -280,4 +283,6 @@ def load_chrome_traces(paths: Sequence[str], graph_path: Optional[str] = None,
         add_op_log(model, op_log, id_to_string)
     if left_out:
         model.notes.append("%d op executions outside any ProfilerStep were left out" % left_out)
+    if torch_files:
+        model.set_interval_source(TorchIntervals(torch_files))
     return model
