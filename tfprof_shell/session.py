@@ -35,6 +35,7 @@ from .render.base import Reply
 from .render.multi import render_multi
 from .render.profiles import ProfileRow, render_profiles
 from .render.sinks import deliver
+from .render.steps_run import run_kernels, run_steps
 from .views.base import ViewResult
 from .views.cache import ProfileViews
 
@@ -57,6 +58,8 @@ class Session:
         self._handlers: dict[str, Callable[[commands.Request], Reply]] = {
             commands.VIEW: lambda r: self.run_view(r.command.name, r.options),
             "advise": lambda r: self.run_advise(r.options),
+            "steps": lambda r: deliver(run_steps(self._models(), self.current, r.options)),
+            "kernels": lambda r: deliver(run_kernels(self.model, r.options)),
             "set": self._set,
             "help": lambda r: Reply(text=help_text(r.args)),
             "quit": lambda r: Reply(quit=True),
@@ -133,6 +136,9 @@ class Session:
         if name not in self.profiles:
             raise OptionError("%s %s: no such profile; loaded: %s"
                               % (what, name, ", ".join(self.profiles)))
+
+    def _models(self) -> dict[str, Model]:
+        return {name: views.model for name, views in self.profiles.items()}
 
     def _profile_rows(self) -> list[ProfileRow]:
         return [ProfileRow(name, name == self.current, views.model)

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NamedTuple, Optional, Protocol
+from typing import Iterable, NamedTuple, Optional, Protocol
 
-if TYPE_CHECKING:
-    from .model import Model
+from .node import GraphNode
 
 # Device event kinds.
 COMPUTE = "compute"
@@ -152,7 +151,7 @@ def short_device(device: str) -> str:
     return "gpu:%s" % m.group(1) if m else device
 
 
-def intervals_from_nodes(model: "Model") -> Intervals:
+def intervals_from_nodes(nodes: Iterable[GraphNode]) -> Intervals:
     """Intervals from the execution times on the nodes (any format, µs precision).
 
     Accelerator executions (``stream:all`` records) are device events,
@@ -164,18 +163,18 @@ def intervals_from_nodes(model: "Model") -> Intervals:
     host: list[HostEvent] = []
     bounds: dict[int, list[int]] = {}
     launches = 0
-    for node in model.nodes.values():
+    for node in nodes:
         for step, rec in node.execs.items():
             span = bounds.setdefault(step, [1 << 62, -(1 << 62)])
             launch_calls: list[tuple[int, int]] = []
             for dev, execs in rec.cpu_execs.items():
-                on_gpu = _GPU.search(dev) is not None
+                on_gpu = _GPU.search(dev) is not None and bool(rec.accelerator_execs)
                 for start, dur in execs:
                     if start <= 0:
                         continue
                     a, b = start * 1000, (start + dur) * 1000
                     span[0], span[1] = min(span[0], a), max(span[1], b)
-                    host.append(HostEvent(a, b, HOST_OPS, node.name))
+                    host.append(HostEvent(a, b, LAUNCH if on_gpu else HOST_OPS, node.name))
                     if on_gpu:
                         launch_calls.append((a, b))
             launch_calls.sort()

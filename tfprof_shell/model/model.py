@@ -93,5 +93,6 @@ class Model:
         else from the nodes' execution times)."""
         if self._intervals is None:
             source = self._interval_source
-            self._intervals = source() if source is not None else intervals_from_nodes(self)
+            self._intervals = source() if source is not None else intervals_from_nodes(
+                self.nodes.values())
         return self._intervals

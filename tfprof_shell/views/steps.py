@@ -306,3 +306,35 @@ def _us(ns: int) -> int:
 __all__ = ["DEVICE_PARTS", "HAS_BYTES", "HAS_DEVICE", "HOST_PARTS", "DeviceBreakdown",
            "HostBreakdown", "StepBreakdown", "StepsResult", "average", "device_parts",
            "micros_parts", "step_breakdowns"]
+
+
+def device_segments(events: Sequence[DeviceEvent], has_launch: bool) -> list[tuple[int, int, str]]:
+    """The span of ``events`` cut into labelled pieces (the parts of
+    :func:`device_parts`, at their real times), sorted by start."""
+    by_kind: dict[str, list[Span]] = {}
+    for e in events:
+        by_kind.setdefault(e.kind, []).append((e.start, e.end))
+    busy = union((e.start, e.end) for e in events)
+    compute = union(by_kind.get(COMPUTE, ()))
+    comm = subtract(union(by_kind.get(COMMUNICATION, ())), compute)
+    taken = union(compute + comm)
+    memory = subtract(union(s for k in MEMORY_KINDS for s in by_kind.get(k, ())), taken)
+    other = subtract(busy, union(taken + memory))
+    out = [(a, b, label) for label, spans in (("compute", compute), ("communication", comm),
+                                              ("memory", memory), ("other", other))
+           for a, b in spans]
+    launch_at: dict[int, int] = {}
+    for e in events:
+        if e.launch >= 0 and (e.start not in launch_at or e.launch < launch_at[e.start]):
+            launch_at[e.start] = e.launch
+    for a, b in gaps(busy):
+        launch = launch_at.get(b, -1) if has_launch else -1
+        if launch < 0:
+            out.append((a, b, "idle" if not has_launch else "idle: queued"))
+            continue
+        cut = min(max(launch, a), b)
+        if cut > a:
+            out.append((a, cut, "idle: host wait"))
+        if b > cut:
+            out.append((cut, b, "idle: queued"))
+    return sorted(out)
