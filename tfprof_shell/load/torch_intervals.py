@@ -95,9 +95,10 @@ class TorchIntervals:
                     marks.append(StepMark(int(m.group(1)), start, start + _ns(ev.get("dur"))))
         if not marks:
             times = [(_ns(e.get("ts")), _ns(e.get("ts")) + _ns(e.get("dur"))) for e in events]
-            if times:
-                marks.append(StepMark(index, min(t[0] for t in times),
-                                      max(t[1] for t in times)))
+            lo = min((t[0] for t in times), default=0)
+            hi = max((t[1] for t in times), default=0)
+            if hi > lo:
+                marks.append(StepMark(index, lo, hi))
         steps = _Steps(marks)
         out.marks.extend(marks)
         launched = set()

@@ -120,7 +120,8 @@ def diff_rows(cur: StepsResult, base: StepsResult, devices: Sequence[str]
         for key in a:
             if device and not key.startswith("device.") and device != devices[0]:
                 continue
-            label = key.replace("device.", device + " ") if device else key
+            label = key.replace("device.", device + " ") if device else key.replace("device.", "")
+            label = label.replace("host.", "host ")
             rows.append((label, a.get(key), b.get(key)))
     return rows
 

@@ -1,0 +1,251 @@
+"""The steps breakdown: figures of a constructed trace, parts that add up on every
+sample, HTA's per-step figures on torch_cnn, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+
+import pytest
+from conftest import ROOT, run_cli, sample
+
+from tfprof_shell.load import Inputs, load_model
+from tfprof_shell.model.intervals import COMPUTE, Intervals, classify_kernel
+from tfprof_shell.render.steps import device_values, host_values
+from tfprof_shell.views.steps import (DEVICE_PARTS, HOST_PARTS, average, device_parts,
+                                      step_breakdowns)
+
+
+def _x(cat, name, ts, dur, tid=1, pid=1, **args):
+    return {"ph": "X", "cat": cat, "name": name, "ts": ts, "dur": dur, "pid": pid, "tid": tid,
+            "args": args}
+
+
+def _launch(corr, ts, dur=5.0):
+    return _x("cuda_runtime", "cudaLaunchKernel", ts, dur, correlation=corr)
+
+
+def _device(cat, name, corr, ts, dur, stream, **args):
+    return _x(cat, name, ts, dur, pid=0, tid=stream, device=0, stream=stream,
+              correlation=corr, **args)
+
+
+#: Step 1 (0..1000 µs) with known intervals (see test_constructed_trace), step 2
+#: (1100..1200) whose one kernel runs after its marker ends.
+SYNTHETIC = [
+    _x("user_annotation", "ProfilerStep#1", 0, 1000),
+    _x("user_annotation", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 0, 8),
+    _x("cpu_op", "aten::mm", 9, 91, **{"External id": 1}),
+    _launch(1, 10), _launch(2, 20), _launch(4, 30), _launch(5, 40),
+    _x("cpu_op", "gloo:all_reduce", 500, 50),
+    _launch(3, 600),
+    _x("cuda_runtime", "cudaDeviceSynchronize", 900, 50, correlation=99),
+    _device("kernel", "gemm_a", 1, 100, 200, 7),
+    _device("kernel", "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 2, 250, 200, 20),
+    _device("kernel", "gemm_b", 3, 620, 80, 7),
+    _device("gpu_memcpy", "Memcpy HtoD (Pinned -> Device)", 4, 750, 50, 7, bytes=1_000_000),
+    _device("gpu_memset", "Memset (Device)", 5, 790, 20, 8, bytes=4096),
+    _x("user_annotation", "ProfilerStep#2", 1100, 100),
+    _launch(6, 1110),
+    _device("kernel", "gemm_c", 6, 1500, 10, 7),
+]
+
+
+@pytest.fixture(scope="module")
+def synthetic(tmp_path_factory):
+    path = tmp_path_factory.mktemp("trace") / "w.pt.trace.json"
+    path.write_text(json.dumps({"traceEvents": SYNTHETIC}))
+    return str(path)
+
+
+def _us(result, step):
+    s = next(x for x in result.steps if x.step == step)
+    return s, {n: device_values(d, result.has) for n, d in s.devices.items()}, \
+        host_values(s.host, result.has)
+
+
+def test_constructed_trace(synthetic):
+    result = step_breakdowns(load_model(Inputs(profile_path=synthetic)).intervals())
+    s, devs, host = _us(result, 1)
+    d = devs["gpu:0"]
+    assert (d["span"], d["busy"], d["compute"]) == (710, 490, 280)
+    assert (d["communication"], d["overlap"], d["communication_exposed"]) == (200, 50, 150)
+    assert (d["memory"], d["memory_exposed"], d["other"]) == (60, 60, 0)
+    assert (d["idle"], d["idle_host_wait"], d["idle_queued"]) == (220, 150, 70)
+    mem = s.devices["gpu:0"].memory_kinds
+    assert (mem["memcpy_h2d"].count, mem["memcpy_h2d"].nbytes, mem["memcpy_h2d"].time) \
+        == (1, 1_000_000, 50_000)
+    assert mem["memset"].nbytes == 4096
+    assert host == {"wall": 1000, "sync": 50, "communication": 50, "input": 8, "launch": 25,
+                    "ops": 71, "rest": 796, "launch_count": 5, "launch_total": 25,
+                    "launch_delay_mean": 357}
+    s2, devs2, _ = _us(result, 2)
+    assert devs2["gpu:0"]["span"] == 10 and s2.gap_before == 100_000
+
+
+def test_kernel_classification_follows_hta():
+    assert classify_kernel("ncclDevKernel_AllReduce") == "communication"
+    assert classify_kernel("Memcpy DtoH (Device -> Pinned)") == "memcpy_d2h"
+    assert classify_kernel("MemcpyP2P") == "memcpy_p2p"
+    assert classify_kernel("Memset (Device)") == "memset"
+    assert classify_kernel("void foo_Memcpy_kernel") == "other"
+    assert classify_kernel("cudaStreamSync_kernel") == "other"
+    assert classify_kernel("sm90_xmma_gemm") == COMPUTE
+
+
+PROFILES = {
+    "torch_cnn": Inputs(profile_path=sample("torch_cnn")),
+    "jax_gpt": Inputs(profile_path=sample("jax_gpt")),
+    "jax_attention": Inputs(profile_path=sample("jax_attention")),
+    "tf2_keras_fit": Inputs(profile_path=sample("tf2", "keras_fit")),
+    "tf2_custom_loop_py": Inputs(profile_path=sample("tf2", "custom_loop_py")),
+    "synthetic_gpu_profile": Inputs(profile_path=sample("synthetic_gpu", "profile")),
+    "synthetic_gpu_runmeta": Inputs(
+        graph_path=sample("synthetic_gpu", "graph.pb"),
+        run_meta_paths=[sample("synthetic_gpu", "run_meta_%d" % i) for i in range(3)]),
+    "tiny_mlp": Inputs(profile_path=sample("tiny_mlp", "profile")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROFILES))
+def test_parts_add_up_to_the_span_on_every_sample(name):
+    result = step_breakdowns(load_model(PROFILES[name]).intervals())
+    assert result.steps
+    for s in list(result.steps) + [average(result.steps)]:
+        assert sum(s.host.parts[p] for p in HOST_PARTS) == s.wall
+        host = host_values(s.host, result.has)
+        assert sum(host[p] or 0 for p in HOST_PARTS) == host["wall"]
+        for d in s.devices.values():
+            assert sum(v for _, v in device_parts(d)) == d.span
+            v = device_values(d, result.has)
+            parts = [v["compute"], v["communication_exposed"], v["memory_exposed"], v["other"]]
+            assert sum(parts) == v["busy"] and v["busy"] + v["idle"] == v["span"]
+            if v["idle_host_wait"] is not None:
+                assert v["idle_host_wait"] + v["idle_queued"] == v["idle"]
+            assert 0 <= d.overlap <= min(d.compute, d.communication)
+    assert set(DEVICE_PARTS) >= {p for p, _ in device_parts(d)} - {"idle"} \
+        if result.steps[0].devices else True
+
+
+def test_gpu_samples_have_devices_and_cpu_samples_none():
+    for name in ("torch_cnn", "jax_gpt", "jax_attention", "synthetic_gpu_runmeta"):
+        iv = load_model(PROFILES[name]).intervals()
+        assert iv.device_names() == ["gpu:0"], name
+    for name in ("tiny_mlp", "tf2_keras_fit"):
+        assert load_model(PROFILES[name]).intervals().devices == [], name
+
+
+def _hta_rounded(iv: Intervals) -> Intervals:
+    """The intervals with HTA's inward rounding: start up, end down to whole µs."""
+    devices = []
+    for e in iv.devices:
+        start = math.ceil(e.start / 1000) * 1000
+        end = max(math.floor(e.end / 1000) * 1000, start)
+        devices.append(e._replace(start=start, end=end))
+    return Intervals(devices, iv.host, iv.marks, iv.has, iv.origin)
+
+
+def _hta_figures(d):
+    return {"kernel_time": d.span, "idle": d.idle, "compute": d.compute,
+            "non_compute": d.busy - d.compute}
+
+
+def test_torch_cnn_agrees_with_hta_per_step():
+    with open(os.path.join(ROOT, "tests", "golden", "hta", "torch_cnn.steps.json")) as fh:
+        golden = {s["step"]: s for s in json.load(fh)["steps"]}
+    iv = load_model(PROFILES["torch_cnn"]).intervals()
+    exact = {s.step: s.devices["gpu:0"] for s in step_breakdowns(iv).steps}
+    rounded = {s.step: s.devices["gpu:0"] for s in step_breakdowns(_hta_rounded(iv)).steps}
+    assert sorted(golden) == sorted(exact) == [2, 3, 4]
+    for step, hta in golden.items():
+        span = hta["kernel_time"]
+        ours = {k: v / 1000 for k, v in _hta_figures(rounded[step]).items()}
+        for key in ("kernel_time", "idle", "compute", "non_compute"):
+            assert abs(ours[key] - hta[key]) <= 0.01 * span, (step, key, ours[key], hta[key])
+        # Unrounded, compute is larger by what HTA's rounding cuts from ~125 kernels.
+        plain = {k: v / 1000 for k, v in _hta_figures(exact[step]).items()}
+        assert abs(plain["kernel_time"] - span) <= 0.01 * span
+        assert 0 < plain["compute"] - hta["compute"] <= 0.02 * span
+
+
+def _cli(*args):
+    return run_cli(["--profile_path=" + args[0], *args[1:]])
+
+
+@pytest.mark.parametrize("argv, message", [
+    ((sample("torch_cnn"), "steps", "-device", "gpu:9"),
+     "this profile has no device gpu:9; devices: gpu:0"),
+    ((sample("torch_cnn"), "steps", "-step", "9"), "this profile has no step 9; its steps: 2 3 4"),
+    ((sample("torch_cnn"), "steps", "-output", "pprof:outfile=x.pb"),
+     "steps cannot write -output pprof"),
+    ((sample("tiny_mlp", "profile"), "kernels"), "no device events (CPU only)"),
+    ((sample("tiny_mlp", "profile"), "steps", "-device", "gpu:0"),
+     "devices: none (CPU only)"),
+])
+def test_bad_requests_are_one_line(argv, message):
+    run = _cli(*argv)
+    assert run.code != 0 and message in run.err
+    assert len(run.err.strip().splitlines()[-1:]) == 1 and "Traceback" not in run.err
+
+
+def test_base_of_another_kind_is_one_line(tmp_path):
+    script = "load cpu %s\nsteps -base cpu\n" % sample("tiny_mlp", "profile")
+    run = run_cli(["--profile_path=" + sample("torch_cnn")], stdin=script)
+    assert "cannot compare steps of torch_cnn (device events) with cpu (CPU only)" in run.err
+    assert "Traceback" not in run.err
+
+
+def test_no_steps_is_one_line(tmp_path):
+    path = tmp_path / "empty.pt.trace.json"
+    path.write_text(json.dumps({"traceEvents": [
+        _x("cpu_op", "aten::mm", 0, 0, **{"External id": 1})]}))
+    run = _cli(str(path), "steps")
+    assert run.code != 0 and "no steps to break down" in run.err
+
+
+def test_json_document(synthetic):
+    run = _cli(synthetic, "steps", "-output", "json")
+    doc = json.loads(run.out)
+    assert doc["mode"] == "steps" and [s["step"] for s in doc["steps"]] == [1, 2]
+    dev = doc["steps"][0]["devices"]["gpu:0"]
+    assert (dev["span"], dev["idle_host_wait"], dev["idle_queued"]) == (710, 150, 70)
+    assert doc["steps"][0]["host"]["input"] == 8 and "average" in doc
+
+
+def test_formats_without_launch_times_say_so():
+    run = _cli(sample("tiny_mlp", "profile"), "steps")
+    assert "Device: none recorded" in run.out
+    host = [line for line in run.out.splitlines() if line.startswith("avg")][0]
+    assert host.split()[2] == "--"  # sync: not recorded by a ProfileProto
+
+
+def test_ranks_table_names_the_slowest(tmp_path):
+    run = run_cli(["--profile_path=" + sample("torch_ranks"), "steps", "-profiles", "all",
+                   "-output", "json"])
+    doc = json.loads(run.out)
+    assert sorted(doc["profiles"]) == ["rank0", "rank1"]
+    assert [s["step"] for s in doc["stragglers"]] == [2, 3, 4]
+    assert all(s["waited_on"] == "device idle, host wait" for s in doc["stragglers"])
+
+
+def test_kernel_table_counts_every_device_event():
+    iv = load_model(PROFILES["torch_cnn"]).intervals()
+    run = _cli(sample("torch_cnn"), "kernels", "-output", "json")
+    doc = json.loads(run.out)
+    assert doc["mode"] == "kernels"
+    assert sum(k["count"] for k in doc["kernels"]) == len(iv.devices)
+    assert abs(sum(k["share"] for k in doc["kernels"]) - 1) < 1e-3
+
+
+def test_steps_timeline(synthetic, tmp_path):
+    out = tmp_path / "steps.json"
+    run = _cli(synthetic, "steps", "-output", "timeline:outfile=%s" % out)
+    assert run.code == 0, run.err
+    events = json.loads(out.read_text())["traceEvents"]
+    labels = {}
+    for e in events:
+        if e.get("cat") == "step category" and e["args"]["step"] == 1:
+            labels[e["name"]] = labels.get(e["name"], 0) + e["dur"]
+    assert labels == pytest.approx({"compute": 280, "communication": 150, "memory": 60,
+                                    "idle: host wait": 150, "idle: queued": 70})
