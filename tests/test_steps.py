@@ -249,3 +249,24 @@ def test_steps_timeline(synthetic, tmp_path):
             labels[e["name"]] = labels.get(e["name"], 0) + e["dur"]
     assert labels == pytest.approx({"compute": 280, "communication": 150, "memory": 60,
                                     "idle: host wait": 150, "idle: queued": 70})
+
+
+@pytest.mark.parametrize("name", ["torch_cnn", "jax_gpt"])
+def test_kernel_names_are_op_types(name):
+    """`op -account_type_regexes 'kernel:.*gemm.*'` accounts the nodes that ran a gemm
+    kernel: their accelerator time covers every gemm kernel's."""
+    from tfprof_shell.model import stats as S
+    from tfprof_shell.options import DEFAULTS
+    from tfprof_shell.session import Session
+
+    model = load_model(PROFILES[name])
+    gemm = [n for n in model.nodes.values()
+            if any(t.startswith("kernel:") and "gemm" in t for t in n.op_types)]
+    assert gemm
+    iv = model.intervals()
+    steps = len({e.step for e in iv.devices if e.step is not None})
+    # -step -1 shows the average over the steps.
+    kernel_us = sum(e.end - e.start for e in iv.devices if "gemm" in e.name) / 1000 / steps
+    opts = DEFAULTS.replace(account_type_regexes=("kernel:.*gemm.*",), max_depth=100)
+    root = Session(model).show("op", opts).root
+    assert root.total[S.ACCEL] >= 0.95 * kernel_us > 0
