@@ -12,7 +12,7 @@ from conftest import ROOT, run_cli, sample
 
 from tfprof_shell.load import Inputs, load_model
 from tfprof_shell.model.intervals import COMPUTE, Intervals, classify_kernel
-from tfprof_shell.render.steps import device_values, host_values
+from tfprof_shell.views.step_values import device_values, host_values
 from tfprof_shell.views.steps import (DEVICE_PARTS, HOST_PARTS, average, device_parts,
                                       step_breakdowns)
 
@@ -270,3 +270,58 @@ def test_kernel_names_are_op_types(name):
     opts = DEFAULTS.replace(account_type_regexes=("kernel:.*gemm.*",), max_depth=100)
     root = Session(model).show("op", opts).root
     assert root.total[S.ACCEL] >= 0.95 * kernel_us > 0
+
+
+# -- advice read from the breakdown -------------------------------------------
+
+def _advice(path, *names):
+    from tfprof_shell.session import Session
+    session = Session(load_model(Inputs(profile_path=path)))
+    words = "advise -checkers " + ",".join(names) if names else "advise"
+    return session.execute(words).result.checkers
+
+
+def test_step_checkers_on_the_constructed_trace(synthetic, tmp_path):
+    found = _advice(synthetic, "InputBoundChecker", "CommunicationChecker", "CopiesChecker",
+                    "SyncStallChecker", "StarvedDeviceChecker")
+    assert found["CommunicationChecker"] == [
+        "communication-bound: collectives outside compute take 21% of the device span (75us "
+        "per step). Overlap them with compute (DDP bucket sizes, gradient accumulation, async "
+        "collectives) or communicate less.",
+        "poor overlap: only 25% of communication (100us per step) runs while compute runs. "
+        "Start collectives earlier (bucketing, prefetching parameters) so they hide behind "
+        "compute."]
+    # Step 2 copies nothing; syncs are 50 of 1100 us (under 5%); input 8 us.
+    assert found["CopiesChecker"] == found["SyncStallChecker"] == []
+    assert found["InputBoundChecker"] == found["StarvedDeviceChecker"] == []
+    one_step = tmp_path / "one.pt.trace.json"
+    one_step.write_text(json.dumps({"traceEvents": SYNTHETIC[:SYNTHETIC.index(
+        _x("user_annotation", "ProfilerStep#2", 1100, 100))]}))
+    found = _advice(str(one_step), "CopiesChecker", "SyncStallChecker")
+    assert found["CopiesChecker"][0].startswith(
+        "copies every step: 1 host-to-device copies per step, 50us, 1000000 bytes at 20.0 "
+        "GB/s.")
+    assert found["SyncStallChecker"][0].startswith(
+        "sync stalls: the host waits on the device 5% of the step (50us per step): "
+        "cudaDeviceSynchronize 50us.")
+
+
+def test_starved_device_and_tiny_kernels_on_torch_cnn():
+    found = _advice(sample("torch_cnn"))
+    starved = found["StarvedDeviceChecker"]
+    assert starved[0].startswith("starved device: idle 88% of its span, 85% of that waiting")
+    assert "In step 2 the host ran: aten::linear" in starved[0]
+    assert starved[1].startswith("many tiny kernels: 116 kernels per step, 74% of them")
+    assert "CopiesChecker" not in found  # no host-to-device copy in this trace
+
+
+def test_engine_inputs_keep_the_engines_advice():
+    assert list(_advice(sample("synthetic_gpu", "profile"))) == [
+        "AcceleratorUtilizationChecker", "OperationChecker", "ExpensiveOperationChecker"]
+
+
+@pytest.mark.parametrize("name", ["jax_gpt", "jax_attention"])
+def test_utilization_never_above_one(name):
+    report = _advice(sample(name), "AcceleratorUtilizationChecker")[
+        "AcceleratorUtilizationChecker"][0]
+    assert 0.5 < float(report.rsplit(" ", 1)[1]) <= 1.0

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..views.kernels import KernelRow
-from .steps import SCHEMA_VERSION, table, us
+from ..views.step_values import us
+from .steps import SCHEMA_VERSION, table
 
 #: Kernel names longer than this are cut in the text table (JSON keeps them whole).
 NAME_WIDTH = 80

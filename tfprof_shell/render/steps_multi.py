@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
+from ..views.step_values import device_values, host_values, us
 from ..views.steps import StepBreakdown, StepsResult, average
-from .steps import NA, device_values, host_values, table, us
+from .steps import NA, table
 
 #: What a straggler may have waited on: (label, where, field), device fields
 #: from its busiest device.
