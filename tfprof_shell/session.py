@@ -37,7 +37,7 @@ from .render.profiles import ProfileRow, render_profiles
 from .render.sinks import deliver
 from .render.steps_run import run_kernels, run_steps
 from .views.base import ViewResult
-from .views.cache import ProfileViews
+from .views.cache import ProfileViews, without_gc
 
 
 class Session:
@@ -58,8 +58,9 @@ class Session:
         self._handlers: dict[str, Callable[[commands.Request], Reply]] = {
             commands.VIEW: lambda r: self.run_view(r.command.name, r.options),
             "advise": lambda r: self.run_advise(r.options),
-            "steps": lambda r: deliver(run_steps(self._models(), self.current, r.options)),
-            "kernels": lambda r: deliver(run_kernels(self.model, r.options)),
+            "steps": lambda r: deliver(without_gc(run_steps, self._models(), self.current,
+                                                  r.options)),
+            "kernels": lambda r: deliver(without_gc(run_kernels, self.model, r.options)),
             "set": self._set,
             "help": lambda r: Reply(text=help_text(r.args)),
             "quit": lambda r: Reply(quit=True),

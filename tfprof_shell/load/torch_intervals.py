@@ -130,21 +130,32 @@ class TorchIntervals:
                 out.host.append(HostEvent(start, end, SYNC, name, str(tid)))
             elif corr in launched:
                 out.host.append(HostEvent(start, end, LAUNCH, name, str(tid)))
+        kinds: dict[tuple[Any, Any], Optional[str]] = {}
+        host = out.host
         for ev in events:
             cat = ev.get("cat")
             if cat in _DEVICE_CATS or cat in _RUNTIME_CATS:
                 continue
-            name = str(ev.get("name", ""))
-            start = _ns(ev.get("ts"))
-            end = start + _ns(ev.get("dur"))
-            if _INPUT.search(name):
-                kind = INPUT
-            elif _SYNC.match(name):
-                kind = SYNC
-            elif _HOST_COLLECTIVE.match(name):
-                kind = HOST_COMMUNICATION
-            elif cat in ("user_annotation", "python_function"):
-                continue  # scopes (record_function, ProfilerStep) cover ops, not work
-            else:
-                kind = HOST_OPS
-            out.host.append(HostEvent(start, end, kind, name, str(ev.get("tid"))))
+            name = ev.get("name", "")
+            key = (cat, name)
+            kind = kinds.get(key, "")
+            if kind == "":
+                kind = kinds[key] = _host_kind(cat, str(name))
+            if kind is None:
+                continue
+            start = int(float(ev.get("ts", 0)) * 1000 + 0.5)
+            host.append(HostEvent(start, start + int(float(ev.get("dur", 0)) * 1000 + 0.5),
+                                  kind, name, str(ev.get("tid"))))
+
+
+def _host_kind(cat: Any, name: str) -> Optional[str]:
+    """The kind of a host event (None: not a kind of work, e.g. a scope)."""
+    if _INPUT.search(name):
+        return INPUT
+    if _SYNC.match(name):
+        return SYNC
+    if _HOST_COLLECTIVE.match(name):
+        return HOST_COMMUNICATION
+    if cat in ("user_annotation", "python_function"):
+        return None  # scopes (record_function, ProfilerStep) cover ops, not work
+    return HOST_OPS
