@@ -325,3 +325,18 @@ def test_utilization_never_above_one(name):
     report = _advice(sample(name), "AcceleratorUtilizationChecker")[
         "AcceleratorUtilizationChecker"][0]
     assert 0.5 < float(report.rsplit(" ", 1)[1]) <= 1.0
+
+
+def test_merged_graph_timeline_has_step_category_tracks(tmp_path):
+    out = tmp_path / "tl.json"
+    run = _cli(sample("torch_cnn"), "graph", "-step", "3", "-output",
+               "timeline:outfile=%s,merge=true" % out)
+    assert run.code == 0, run.err
+    events = json.loads(out.read_text())["traceEvents"]
+    names = {e["pid"]: e["args"]["name"] for e in events if e.get("ph") == "M"}
+    pid = [p for p, n in names.items() if n == "Step categories gpu:0"]
+    assert len(pid) == 1
+    total = sum(e["dur"] for e in events if e.get("pid") == pid[0] and e.get("ph") == "X")
+    span = next(s for s in step_breakdowns(load_model(PROFILES["torch_cnn"]).intervals()).steps
+                if s.step == 3).devices["gpu:0"].span / 1000
+    assert abs(total - span) <= 5  # whole-µs event boundaries
