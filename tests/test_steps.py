@@ -340,3 +340,25 @@ def test_merged_graph_timeline_has_step_category_tracks(tmp_path):
     span = next(s for s in step_breakdowns(load_model(PROFILES["torch_cnn"]).intervals()).steps
                 if s.step == 3).devices["gpu:0"].span / 1000
     assert abs(total - span) <= 5  # whole-µs event boundaries
+
+
+@pytest.mark.parametrize("name", ["jax_gpt", "jax_attention"])
+def test_kernel_table_agrees_with_xprof_kernel_stats(name):
+    """XProf's kernel_stats (golden, grouped by name, dims and op) summed per kernel name
+    gives each row of the kernels command: the same launches and total time."""
+    with open(os.path.join(ROOT, "tests", "golden", "xprof", name + ".kernel_stats.json")) as fh:
+        doc = json.load(fh)
+    cols = doc["columns"]
+    xprof: dict[str, list[float]] = {}
+    for table in doc["tables"]:
+        for row in table:
+            r = dict(zip(cols, row))
+            acc = xprof.setdefault(r["kernel_name"], [0, 0.0])
+            acc[0] += int(r["occurrences"])
+            acc[1] += float(r["total_duration_us"])
+    run = _cli(sample(name), "kernels", "-output", "json")
+    ours = {k["name"]: k for k in json.loads(run.out)["kernels"] if k["kind"] == "compute"}
+    assert set(ours) == set(xprof)
+    for kernel, (count, total) in xprof.items():
+        assert ours[kernel]["count"] == count, kernel
+        assert abs(ours[kernel]["total"] - total) <= 1, kernel
