@@ -1,7 +1,7 @@
 """PyTorch profiler traces -> Intervals (device events, launches, syncs, input, steps).
 
-At load time :func:`keep_events` only picks the events a step breakdown reads
-(references, no copies); :class:`TorchIntervals` turns them into intervals
+At load time :func:`keep_events` only picks the fields of the events a step
+breakdown reads (small tuples of references: the event dicts are freed); :class:`TorchIntervals` turns them into intervals
 when a command first asks. A device event belongs to the step of the runtime
 call its ``correlation`` id names (HTA's rule), else to the step its start
 falls in.
@@ -28,17 +28,27 @@ _SYNC = re.compile(r"(cuda|cu|hip)(Device|Stream|Event|Ctx)Synchronize|cudaMemcp
 _HOST_COLLECTIVE = re.compile(r"(gloo|c10d)[:]+|nccl:")
 
 
-def keep_events(events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The complete events of one trace that :class:`TorchIntervals` reads."""
-    kept = []
+#: What :func:`keep_events` keeps of one event: a tuple of references, no dict.
+Kept = tuple  # (cat, name, ts, dur, tid, correlation, device, stream, bytes)
+
+
+def keep_events(events: Sequence[dict[str, Any]]) -> list[Kept]:
+    """The fields :class:`TorchIntervals` reads of the complete events of one trace
+    (device, runtime, host-op and step events), as small tuples."""
+    kept: list[Kept] = []
     for ev in events:
         if ev.get("ph") != "X":
             continue
         cat = ev.get("cat")
-        if cat in _DEVICE_CATS or cat in _RUNTIME_CATS or cat in _HOST_CATS:
-            kept.append(ev)
-        elif cat == "python_function" and "__next__" in str(ev.get("name", "")):
-            kept.append(ev)
+        if cat in _DEVICE_CATS or cat in _RUNTIME_CATS:
+            args = ev.get("args") or {}
+            kept.append((cat, ev.get("name", ""), ev.get("ts", 0), ev.get("dur", 0),
+                         ev.get("tid"), args.get("correlation"), args.get("device", 0),
+                         args.get("stream", ""), args.get("bytes")))
+        elif cat in _HOST_CATS or (cat == "python_function"
+                                   and "__next__" in str(ev.get("name", ""))):
+            kept.append((cat, ev.get("name", ""), ev.get("ts", 0), ev.get("dur", 0),
+                         ev.get("tid"), None, None, None, None))
     return kept
 
 
@@ -65,7 +75,7 @@ class TorchIntervals:
     """Builds the Intervals of PyTorch traces from their kept events (file i
     without ProfilerStep markers is step i)."""
 
-    def __init__(self, files: Sequence[list[dict[str, Any]]]) -> None:
+    def __init__(self, files: Sequence[list[Kept]]) -> None:
         self.files = list(files)
 
     def __call__(self) -> Intervals:
@@ -78,23 +88,20 @@ class TorchIntervals:
         out.host.sort()
         return out
 
-    def _add_file(self, out: Intervals, index: int, events: list[dict[str, Any]]) -> None:
+    def _add_file(self, out: Intervals, index: int, events: list[Kept]) -> None:
         marks = []
         calls: dict[Any, tuple[int, int, str, Any]] = {}
-        for ev in events:
-            cat = ev.get("cat")
+        for cat, name, ts, dur, tid, corr, *_ in events:
             if cat in _RUNTIME_CATS:
-                corr = (ev.get("args") or {}).get("correlation")
-                start = _ns(ev.get("ts"))
-                calls[corr] = (start, start + _ns(ev.get("dur")), str(ev.get("name", "")),
-                               ev.get("tid"))
+                start = _ns(ts)
+                calls[corr] = (start, start + _ns(dur), str(name), tid)
             elif cat == "user_annotation":
-                m = _STEP.fullmatch(str(ev.get("name", "")))
+                m = _STEP.fullmatch(str(name))
                 if m:
-                    start = _ns(ev.get("ts"))
-                    marks.append(StepMark(int(m.group(1)), start, start + _ns(ev.get("dur"))))
+                    start = _ns(ts)
+                    marks.append(StepMark(int(m.group(1)), start, start + _ns(dur)))
         if not marks:
-            times = [(_ns(e.get("ts")), _ns(e.get("ts")) + _ns(e.get("dur"))) for e in events]
+            times = [(_ns(e[2]), _ns(e[2]) + _ns(e[3])) for e in events]
             lo = min((t[0] for t in times), default=0)
             hi = max((t[1] for t in times), default=0)
             if hi > lo:
@@ -102,15 +109,12 @@ class TorchIntervals:
         steps = _Steps(marks)
         out.marks.extend(marks)
         launched = set()
-        for ev in events:
-            cat = ev.get("cat")
+        for cat, name, ts, dur, tid, corr, device, stream, nbytes in events:
             if cat not in _DEVICE_CATS:
                 continue
-            args = ev.get("args") or {}
-            start = _ns(ev.get("ts"))
-            end = start + _ns(ev.get("dur"))
-            name = str(ev.get("name", ""))
-            corr = args.get("correlation")
+            start = _ns(ts)
+            end = start + _ns(dur)
+            name = str(name)
             call = calls.get(corr)
             step = steps.at(call[0]) if call is not None else None
             if step is None:
@@ -120,10 +124,9 @@ class TorchIntervals:
             kind = (MEMSET if cat in ("gpu_memset", "Memset") else
                     copy_kind(name) if cat in ("gpu_memcpy", "Memcpy") else
                     classify_kernel(name))
-            nbytes = args.get("bytes")
             out.devices.append(DeviceEvent(
-                start, end, "gpu:%s" % args.get("device", 0), str(args.get("stream", "")),
-                kind, name, int(nbytes) if isinstance(nbytes, (int, float)) else -1,
+                start, end, "gpu:%s" % device, str(stream), kind, name,
+                int(nbytes) if isinstance(nbytes, (int, float)) else -1,
                 call[0] if call else -1, call[1] if call else -1, step))
         for corr, (start, end, name, tid) in calls.items():
             if _SYNC.match(name):
@@ -132,20 +135,18 @@ class TorchIntervals:
                 out.host.append(HostEvent(start, end, LAUNCH, name, str(tid)))
         kinds: dict[tuple[Any, Any], Optional[str]] = {}
         host = out.host
-        for ev in events:
-            cat = ev.get("cat")
+        for cat, name, ts, dur, tid, *_ in events:
             if cat in _DEVICE_CATS or cat in _RUNTIME_CATS:
                 continue
-            name = ev.get("name", "")
             key = (cat, name)
             kind = kinds.get(key, "")
             if kind == "":
                 kind = kinds[key] = _host_kind(cat, str(name))
             if kind is None:
                 continue
-            start = int(float(ev.get("ts", 0)) * 1000 + 0.5)
-            host.append(HostEvent(start, start + int(float(ev.get("dur", 0)) * 1000 + 0.5),
-                                  kind, name, str(ev.get("tid"))))
+            start = int(float(ts) * 1000 + 0.5)
+            host.append(HostEvent(start, start + int(float(dur) * 1000 + 0.5), kind, name,
+                                  str(tid)))
 
 
 def _host_kind(cat: Any, name: str) -> Optional[str]:
