@@ -362,3 +362,23 @@ def test_kernel_table_agrees_with_xprof_kernel_stats(name):
     for kernel, (count, total) in xprof.items():
         assert ours[kernel]["count"] == count, kernel
         assert abs(ours[kernel]["total"] - total) <= 1, kernel
+
+
+@pytest.mark.parametrize("name", ["jax_gpt", "jax_attention"])
+def test_steps_agree_with_xprof_step_time_breakdown(name):
+    """XProf's input-pipeline step table (golden): its step time is our device span,
+    its device compute + device-to-device + collectives our busy time, and its
+    "all others" our idle time, to the µs."""
+    with open(os.path.join(ROOT, "tests", "golden", "xprof", name + ".steps.json")) as fh:
+        doc = json.load(fh)
+    ours = {s.step: s.devices["gpu:0"]
+            for s in step_breakdowns(load_model(PROFILES[name]).intervals()).steps}
+    assert doc["rows"]
+    for row in doc["rows"]:
+        x = dict(zip(doc["columns"], row))
+        d = ours[int(x["stepnum"])]
+        busy = x["deviceComputeTimeMs"] + x["deviceToDeviceTimeMs"] + \
+            x["deviceCollectivesTimeMs"]
+        assert abs(d.span / 1e6 - x["stepTimeMs"]) <= 0.001
+        assert abs(d.busy / 1e6 - busy) <= 0.001
+        assert abs(d.idle / 1e6 - x["otherTimeMs"]) <= 0.001
