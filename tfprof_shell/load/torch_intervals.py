@@ -135,6 +135,7 @@ class TorchIntervals:
                 out.host.append(HostEvent(start, end, LAUNCH, name, str(tid)))
         kinds: dict[tuple[Any, Any], Optional[str]] = {}
         host = out.host
+        new = tuple.__new__  # HostEvent(...) without NamedTuple's Python-level __new__
         for cat, name, ts, dur, tid, *_ in events:
             if cat in _DEVICE_CATS or cat in _RUNTIME_CATS:
                 continue
@@ -145,8 +146,8 @@ class TorchIntervals:
             if kind is None:
                 continue
             start = int(float(ts) * 1000 + 0.5)
-            host.append(HostEvent(start, start + int(float(dur) * 1000 + 0.5), kind, name,
-                                  str(tid)))
+            host.append(new(HostEvent, (start, start + int(float(dur) * 1000 + 0.5), kind,
+                                        name, tid)))
 
 
 def _host_kind(cat: Any, name: str) -> Optional[str]:

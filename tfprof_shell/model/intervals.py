@@ -99,13 +99,14 @@ class DeviceEvent(NamedTuple):
 
 
 class HostEvent(NamedTuple):
-    """A host interval of one kind (SYNC, INPUT, LAUNCH, ...) on one thread."""
+    """A host interval of one kind (SYNC, INPUT, LAUNCH, ...) on one thread (its id as
+    the trace gives it)."""
 
     start: int
     end: int
     kind: str
     name: str
-    thread: str = ""
+    thread: object = ""
 
 
 class StepMark(NamedTuple):

@@ -169,15 +169,12 @@ def _idle_split(events: Sequence[DeviceEvent], busy: list[Span]) -> tuple[int, i
     return wait, queued
 
 
-def _host_breakdown(mark: StepMark, host: Sequence[HostEvent],
+def _host_breakdown(mark: StepMark, merged: dict[str, list[Span]],
                     devices: Sequence[DeviceEvent]) -> HostBreakdown:
     h = HostBreakdown(wall=mark.end - mark.start)
-    by_kind: dict[str, list[Span]] = {}
-    for e in host:
-        by_kind.setdefault(e.kind, []).append((e.start, e.end))
     left = [(mark.start, mark.end)] if mark.end > mark.start else []
     for kind in HOST_KINDS:
-        part = intersect(clip(union(by_kind.get(kind, ())), mark.start, mark.end), left)
+        part = intersect(_window(merged.get(kind, []), mark.start, mark.end), left)
         h.parts[kind] = length(part)
         left = subtract(left, part)
     h.parts["rest"] = length(left)
@@ -189,16 +186,18 @@ def _host_breakdown(mark: StepMark, host: Sequence[HostEvent],
     return h
 
 
-def _host_by_mark(marks: Sequence[StepMark], host: Sequence[HostEvent]) -> list[list[HostEvent]]:
-    starts = [m.start for m in marks]
-    out: list[list[HostEvent]] = [[] for _ in marks]
+def _window(merged: list[Span], lo: int, hi: int) -> list[Span]:
+    """A merged list cut to [lo, hi), found by bisection."""
+    i = max(bisect_right(merged, (lo, lo)) - 1, 0)
+    j = bisect_right(merged, (hi, hi))
+    return clip(merged[i:j], lo, hi)
+
+
+def _host_unions(host: Sequence[HostEvent]) -> dict[str, list[Span]]:
+    by_kind: dict[str, list[Span]] = {}
     for e in host:
-        i = max(bisect_right(starts, e.start) - 1, 0)
-        while i < len(marks) and marks[i].start < e.end:
-            if marks[i].end > e.start:
-                out[i].append(e)
-            i += 1
-    return out
+        by_kind.setdefault(e.kind, []).append((e.start, e.end))
+    return {kind: union(spans) for kind, spans in by_kind.items()}
 
 
 def step_breakdowns(iv: Intervals, steps: Optional[Sequence[int]] = None,
@@ -210,12 +209,12 @@ def step_breakdowns(iv: Intervals, steps: Optional[Sequence[int]] = None,
     for e in iv.devices:
         if e.step is not None and (not device or e.device == device):
             by_step.setdefault(e.step, {}).setdefault(e.device, []).append(e)
-    host = _host_by_mark(marks, iv.host)
+    host = _host_unions(iv.host)
     has_launch = HAS_LAUNCH in iv.has
     wanted = set(steps) if steps is not None else None
     out: list[StepBreakdown] = []
     prev_end: Optional[int] = None
-    for mark, host_events in zip(marks, host):
+    for mark in marks:
         gap = None if prev_end is None else max(mark.start - prev_end, 0)
         prev_end = mark.end
         if wanted is not None and mark.step not in wanted:
@@ -225,7 +224,7 @@ def step_breakdowns(iv: Intervals, steps: Optional[Sequence[int]] = None,
                       for name, evs in sorted(devs.items())}
         all_events = [e for evs in devs.values() for e in evs]
         out.append(StepBreakdown(mark.step, mark.start, mark.end, gap, breakdowns,
-                                 _host_breakdown(mark, host_events, all_events)))
+                                 _host_breakdown(mark, host, all_events)))
     names = [device] if device else iv.device_names()
     return StepsResult(out, iv.has, iv.origin, names)
 
