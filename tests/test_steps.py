@@ -382,3 +382,19 @@ def test_steps_agree_with_xprof_step_time_breakdown(name):
         assert abs(d.span / 1e6 - x["stepTimeMs"]) <= 0.001
         assert abs(d.busy / 1e6 - busy) <= 0.001
         assert abs(d.idle / 1e6 - x["otherTimeMs"]) <= 0.001
+
+
+def test_base_compares_each_category(synthetic, tmp_path):
+    one_step = tmp_path / "one.pt.trace.json"
+    one_step.write_text(json.dumps({"traceEvents": SYNTHETIC[:SYNTHETIC.index(
+        _x("user_annotation", "ProfilerStep#2", 1100, 100))]}))
+    script = "load one %s\nsteps -base one -output json\n" % one_step
+    run = run_cli(["--profile_path=" + synthetic], stdin=script)
+    start = run.out.index("{")
+    doc = json.loads(run.out[start:run.out.rindex("}") + 1])
+    diff = {d["category"]: d for d in doc["diff"]}
+    # Current: steps of 1000 and 100 us (average 550); base: the 1000 us step alone.
+    assert (diff["wall"]["current"], diff["wall"]["base"], diff["wall"]["change"]) == \
+        (550, 1000, -450)
+    assert diff["gpu:0 span"]["base"] == 710 and diff["gpu:0 idle_host_wait"]["base"] == 150
+    assert doc["base"] == "one" and len(doc["profiles"]) == 2
