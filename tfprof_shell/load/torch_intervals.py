@@ -1,8 +1,8 @@
 """PyTorch profiler traces -> Intervals (device events, launches, syncs, input, steps).
 
 At load time :func:`keep_events` only picks the fields of the events a step
-breakdown reads (small tuples of references: the event dicts are freed); :class:`TorchIntervals` turns them into intervals
-when a command first asks. A device event belongs to the step of the runtime
+breakdown reads (small tuples of references: the event dicts are freed);
+:class:`TorchIntervals` turns them into intervals when a command first asks. A device event belongs to the step of the runtime
 call its ``correlation`` id names (HTA's rule), else to the step its start
 falls in.
 """
@@ -13,18 +13,19 @@ import re
 from bisect import bisect_right
 from typing import Any, Optional, Sequence
 
-from ..model.intervals import (HAS_BYTES, HAS_DEVICE, HAS_HOST_OPS, HAS_INPUT, HAS_LAUNCH,
-                               HAS_MARKERS, HAS_SYNC, HOST_COMMUNICATION, HOST_OPS, INPUT,
-                               LAUNCH, MEMSET, SYNC, DeviceEvent, HostEvent, Intervals,
-                               StepMark, classify_kernel, copy_kind)
+from ..model.intervals import (HAS_BYTES, HAS_DEVICE, HAS_HOST_COMM, HAS_HOST_OPS,
+                               HAS_INPUT, HAS_LAUNCH, HAS_MARKERS, HAS_SYNC,
+                               HOST_COMMUNICATION, HOST_OPS, INPUT, LAUNCH, MEMSET, SYNC,
+                               DeviceEvent, HostEvent, Intervals, StepMark, classify_kernel,
+                               copy_kind)
 
 _DEVICE_CATS = frozenset(("kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset"))
 _RUNTIME_CATS = frozenset(("cuda_runtime", "cuda_driver", "Runtime", "Driver"))
 _HOST_CATS = frozenset(("cpu_op", "operator", "user_annotation"))
 _STEP = re.compile(r"ProfilerStep#(\d+)")
 _INPUT = re.compile(r"DataLoader.*__next__|dataloader\.py\(\d+\): __next__")
-_SYNC = re.compile(r"(cuda|cu|hip)(Device|Stream|Event|Ctx)Synchronize|cudaMemcpy$|cuMemcpy[DH]toH?D?$"
-                   r"|aten::_local_scalar_dense$")
+_SYNC = re.compile(r"(cuda|cu|hip)(Device|Stream|Event|Ctx)Synchronize|cudaMemcpy$"
+                   r"|cuMemcpy[DH]toH?D?$|aten::_local_scalar_dense$")
 _HOST_COLLECTIVE = re.compile(r"(gloo|c10d)[:]+|nccl:")
 
 
@@ -80,7 +81,7 @@ class TorchIntervals:
 
     def __call__(self) -> Intervals:
         out = Intervals(has=frozenset((HAS_DEVICE, HAS_LAUNCH, HAS_BYTES, HAS_SYNC, HAS_INPUT,
-                                       HAS_HOST_OPS, HAS_MARKERS)),
+                                       HAS_HOST_OPS, HAS_HOST_COMM, HAS_MARKERS)),
                         origin="PyTorch trace events")
         for index, events in enumerate(self.files):
             self._add_file(out, index, events)
@@ -109,6 +110,7 @@ class TorchIntervals:
         steps = _Steps(marks)
         out.marks.extend(marks)
         launched = set()
+        kind_of: dict[tuple[Any, str], str] = {}
         for cat, name, ts, dur, tid, corr, device, stream, nbytes in events:
             if cat not in _DEVICE_CATS:
                 continue
@@ -121,7 +123,10 @@ class TorchIntervals:
                 step = steps.at(start)
             if call is not None:
                 launched.add(corr)
-            kind = (MEMSET if cat in ("gpu_memset", "Memset") else
+            kind = kind_of.get((cat, name))
+            if kind is None:
+                kind = kind_of[(cat, name)] = (
+                    MEMSET if cat in ("gpu_memset", "Memset") else
                     copy_kind(name) if cat in ("gpu_memcpy", "Memcpy") else
                     classify_kernel(name))
             out.devices.append(DeviceEvent(
@@ -145,9 +150,12 @@ class TorchIntervals:
                 kind = kinds[key] = _host_kind(cat, str(name))
             if kind is None:
                 continue
-            start = int(float(ts) * 1000 + 0.5)
-            host.append(new(HostEvent, (start, start + int(float(dur) * 1000 + 0.5), kind,
-                                        name, tid)))
+            try:
+                start = int(ts * 1000 + 0.5)
+                end = start + int(dur * 1000 + 0.5)
+            except TypeError:  # not numbers: a broken event
+                start, end = _ns(ts), _ns(ts) + _ns(dur)
+            host.append(new(HostEvent, (start, end, kind, name, tid)))
 
 
 def _host_kind(cat: Any, name: str) -> Optional[str]:

@@ -44,6 +44,7 @@ HAS_BYTES = "bytes"
 HAS_SYNC = "sync"
 HAS_INPUT = "input"
 HAS_HOST_OPS = "host_ops"
+HAS_HOST_COMM = "host_communication"
 HAS_MARKERS = "markers"
 
 # HTA's classification by kernel name (hta/utils/utils.py), plus the copy directions.

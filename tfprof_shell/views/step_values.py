@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..model.intervals import HAS_BYTES, HAS_INPUT, HAS_LAUNCH, HAS_SYNC, MEMORY_KINDS
+from ..model.intervals import (HAS_BYTES, HAS_HOST_COMM, HAS_INPUT, HAS_LAUNCH, HAS_SYNC,
+                               MEMORY_KINDS)
 from .steps import HOST_PARTS, DeviceBreakdown, HostBreakdown, device_parts, micros_parts
 
 #: Host parts and the fact a format must record for the part to be known.
-_HOST_NEEDS = {"sync": HAS_SYNC, "input": HAS_INPUT, "launch": HAS_LAUNCH}
+_HOST_NEEDS = {"sync": HAS_SYNC, "input": HAS_INPUT, "launch": HAS_LAUNCH,
+               "communication": HAS_HOST_COMM}
 
 
 def us(ns: int) -> int:

@@ -23,7 +23,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
-from ..model.intervals import (COMMUNICATION, COMPUTE, HAS_BYTES, HAS_DEVICE, HAS_LAUNCH,
+from ..model.intervals import (COMMUNICATION, COMPUTE, HAS_LAUNCH,
                                HOST_KINDS, MEMORY_KINDS, OTHER, DeviceEvent, HostEvent,
                                Intervals, StepMark)
 from .interval_math import Span, clip, gaps, intersect, length, subtract, union
@@ -302,9 +302,9 @@ def _us(ns: int) -> int:
     return (ns + 500) // 1000
 
 
-__all__ = ["DEVICE_PARTS", "HAS_BYTES", "HAS_DEVICE", "HOST_PARTS", "DeviceBreakdown",
+__all__ = ["DEVICE_PARTS", "HOST_PARTS", "DeviceBreakdown",
            "HostBreakdown", "StepBreakdown", "StepsResult", "average", "device_parts",
-           "micros_parts", "step_breakdowns"]
+           "device_segments", "micros_parts", "step_breakdowns"]
 
 
 def device_segments(events: Sequence[DeviceEvent], has_launch: bool) -> list[tuple[int, int, str]]:
