@@ -398,3 +398,16 @@ def test_base_compares_each_category(synthetic, tmp_path):
         (550, 1000, -450)
     assert diff["gpu:0 span"]["base"] == 710 and diff["gpu:0 idle_host_wait"]["base"] == 150
     assert doc["base"] == "one" and len(doc["profiles"]) == 2
+
+
+def test_straggler_checker_names_the_slow_rank(synthetic, tmp_path):
+    slow = [dict(e) for e in SYNTHETIC]
+    slow[0] = _x("user_annotation", "ProfilerStep#1", 0, 1500)
+    slow[1] = _x("user_annotation", "DataLoader.__next__", 0, 408)  # (enumerate(DataLoader)...)
+    path = tmp_path / "slow.pt.trace.json"
+    path.write_text(json.dumps({"traceEvents": slow}))
+    script = "load slow %s\nadvise -checkers StragglerChecker\n" % path
+    run = run_cli(["--profile_path=" + synthetic], stdin=script)
+    assert ("straggler: slow is the slowest profile in 1 of 2 steps, 50% slower than the "
+            "median of the others on average; its largest non-compute time there is input "
+            "(408us per step).") in run.out

@@ -40,6 +40,22 @@ from .views.base import ViewResult
 from .views.cache import ProfileViews, without_gc
 
 
+class _AdviceSubject:
+    """The current profile as the advisor reads it, with every loaded profile as
+    ``peers`` (the straggler checker compares them)."""
+
+    def __init__(self, views: ProfileViews, peers: dict[str, Model]) -> None:
+        self.views = views
+        self.peers = peers
+
+    @property
+    def model(self) -> Model:
+        return self.views.model
+
+    def show(self, view: str, opts: Options) -> ViewResult:
+        return self.views.show(view, opts)
+
+
 class Session:
     """Loaded profiles by name, the current one, the default options and their views.
 
@@ -217,7 +233,8 @@ class Session:
 
     def run_advise(self, opts: Options) -> Reply:
         """Run the checkers chosen by ``opts.checkers`` and deliver the advice."""
-        advice, notes = advise(self.profile, opts.checkers)
+        subject = _AdviceSubject(self.profile, self._models())
+        advice, notes = advise(subject, opts.checkers)
         return deliver(render_advice(advice, notes, opts))
 
     def _set(self, request: commands.Request) -> Reply:

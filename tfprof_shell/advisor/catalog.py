@@ -12,6 +12,7 @@ STARVED_DEVICE = "StarvedDeviceChecker"
 COMMUNICATION = "CommunicationChecker"
 COPIES = "CopiesChecker"
 SYNC_STALL = "SyncStallChecker"
+STRAGGLER = "StragglerChecker"
 
 #: Checker name -> one sentence of help, in display order.
 CHECKER_HELP: dict[str, str] = {
@@ -27,6 +28,8 @@ CHECKER_HELP: dict[str, str] = {
                    "compute poorly.",
     COPIES: "Host-to-device copies in every step (the batch: pinned memory, prefetch).",
     SYNC_STALL: "Host synchronisation waits inside the step (device syncs, .item()).",
+    STRAGGLER: "With several profiles loaded (ranks of a job): the one slowest in most "
+               "steps, and what it waited on.",
 }
 #: The original engine's checkers: the only ones `advise` runs by default on the
 #: inputs the engine reads (ProfileProto, graph + run metadata), as it does.

@@ -5,44 +5,9 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from ..views.step_values import device_values, host_values, us
+from ..views.step_values import device_values, host_values, main_device, us, waited_on
 from ..views.steps import StepBreakdown, StepsResult, average
 from .steps import NA, table
-
-#: What a straggler may have waited on: (label, where, field), device fields
-#: from its busiest device.
-_WAITS = (("device idle, host wait", "device", "idle_host_wait"),
-          ("device idle, queued", "device", "idle_queued"),
-          ("device idle", "device", "idle"),
-          ("communication", "device", "communication_exposed"),
-          ("copies", "device", "memory_exposed"),
-          ("input", "host", "input"),
-          ("sync", "host", "sync"),
-          ("host communication", "host", "communication"))
-
-
-def _main_device(s: StepBreakdown, has: frozenset[str]) -> Optional[dict[str, Optional[int]]]:
-    if not s.devices:
-        return None
-    name = max(s.devices, key=lambda n: s.devices[n].busy)
-    return device_values(s.devices[name], has)
-
-
-def waited_on(s: StepBreakdown, has: frozenset[str]) -> tuple[str, int]:
-    """The largest non-compute category of a step, and its µs ("compute", 0 if none)."""
-    dev = _main_device(s, has)
-    host = host_values(s.host, has)
-    best, value = "compute", 0
-    for label, where, key in _WAITS:
-        source = dev if where == "device" else host
-        if source is None:
-            continue
-        v = source.get(key)
-        if key == "idle" and source.get("idle_host_wait") is not None:
-            continue  # split already
-        if v is not None and v > value:
-            best, value = label, v
-    return best, value
 
 
 def stragglers(results: Sequence[tuple[str, StepsResult]]) -> list[dict[str, Any]]:
@@ -74,7 +39,7 @@ def ranks_text(results: Sequence[tuple[str, StepsResult]]) -> str:
             if s is None:
                 rows.append(("%d" % step, name, NA, NA, NA, NA, NA, ""))
                 continue
-            dev = _main_device(s, r.has)
+            dev = main_device(s, r.has)
             mark = "*" if slow[step]["profile"] == name else ""
             what, value = waited_on(s, r.has)
 

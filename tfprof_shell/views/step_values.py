@@ -10,7 +10,8 @@ from typing import Any, Optional
 
 from ..model.intervals import (HAS_BYTES, HAS_HOST_COMM, HAS_INPUT, HAS_LAUNCH, HAS_SYNC,
                                MEMORY_KINDS)
-from .steps import HOST_PARTS, DeviceBreakdown, HostBreakdown, device_parts, micros_parts
+from .steps import (HOST_PARTS, DeviceBreakdown, HostBreakdown, StepBreakdown, device_parts,
+                    micros_parts)
 
 #: Host parts and the fact a format must record for the part to be known.
 _HOST_NEEDS = {"sync": HAS_SYNC, "input": HAS_INPUT, "launch": HAS_LAUNCH,
@@ -68,3 +69,40 @@ def memory_values(d: DeviceBreakdown, has: frozenset[str]) -> dict[str, dict[str
                      "bytes": m.nbytes if known else None,
                      "gbps": round(m.nbytes / m.time, 3) if known and m.time else None}
     return out
+
+
+#: What a straggler may have waited on: (label, where, field), device fields
+#: from its busiest device.
+_WAITS = (("device idle, host wait", "device", "idle_host_wait"),
+          ("device idle, queued", "device", "idle_queued"),
+          ("device idle", "device", "idle"),
+          ("communication", "device", "communication_exposed"),
+          ("copies", "device", "memory_exposed"),
+          ("input", "host", "input"),
+          ("sync", "host", "sync"),
+          ("host communication", "host", "communication"))
+
+
+def main_device(s: StepBreakdown, has: frozenset[str]) -> Optional[dict[str, Optional[int]]]:
+    """The µs figures of the step's busiest device (None without devices)."""
+    if not s.devices:
+        return None
+    name = max(s.devices, key=lambda n: s.devices[n].busy)
+    return device_values(s.devices[name], has)
+
+
+def waited_on(s: StepBreakdown, has: frozenset[str]) -> tuple[str, int]:
+    """The largest non-compute category of a step, and its µs ("compute", 0 if none)."""
+    dev = main_device(s, has)
+    host = host_values(s.host, has)
+    best, value = "compute", 0
+    for label, where, key in _WAITS:
+        source = dev if where == "device" else host
+        if source is None:
+            continue
+        v = source.get(key)
+        if key == "idle" and source.get("idle_host_wait") is not None:
+            continue  # split already
+        if v is not None and v > value:
+            best, value = label, v
+    return best, value
