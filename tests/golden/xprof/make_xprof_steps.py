@@ -42,7 +42,11 @@ def main() -> None:
         doc = {"made_by": "xprof %s: xspace_to_tool_data([<xplane.pb>], "
                           "'input_pipeline_analyzer', {})" % version("xprof"),
                "sample": os.path.relpath(path, ROOT)}
+        cache = os.path.join(os.path.dirname(path), "ALL_HOSTS.op_stats_v2.pb")
+        had_cache = os.path.exists(cache)
         doc.update(step_table(path))
+        if not had_cache and os.path.exists(cache):
+            os.remove(cache)  # XProf caches its op stats beside the sample
         with open(os.path.join(HERE, name + ".steps.json"), "w", encoding="utf-8") as fh:
             json.dump(doc, fh, indent=1)
             fh.write("\n")
