@@ -48,6 +48,7 @@ from ..model import ExecMemory, ExecStep, Frame, GraphNode, LazyExecs, Model, So
 from .records import CPU_DEVICE, GPU_DEVICE
 from .runmeta import device_kind
 from .detect import host_name
+from .xspace_intervals import XSpaceIntervals
 from .xspace import Host, parse_tf_op, read_xspace_picked, time_origin
 
 
@@ -514,6 +515,7 @@ def load_xplane(paths: Sequence[str], note: str = "") -> Model:
         hosts.append(Host(space, i, prefix, epoch - ref_ns, path, picked))
         del space, picked
     model = model_from_hosts(hosts, ref_ns or 0, Source("xplane", tuple(paths), note))
+    model.set_interval_source(XSpaceIntervals(paths))
     if note:
         model.notes.insert(0, note)
     return model
