@@ -1,5 +1,5 @@
 """HTA run live on torch_cnn gives the committed golden (skipped without HTA:
-``pip install HolisticTraceAnalysis``)."""
+``pip install HolisticTraceAnalysis``; CI installs it and runs this)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ import os
 import sys
 
 import pytest
-from conftest import ROOT, sample
+from conftest import ROOT, needs, sample
 
-pytest.importorskip("hta")
+needs("hta")
+pytestmark = pytest.mark.hta
 
 
 def test_hta_live_matches_the_golden():
