@@ -254,6 +254,34 @@ def test_sigterm_to_the_launcher_reaches_the_program(tmp_path, fake_tf):
     assert out == "got signal %d\n" % signal.SIGTERM
 
 
+def test_a_signal_in_the_moment_the_child_starts_is_passed_on(tmp_path):
+    # The signal lands right after the child is created: the launcher must already pass it
+    # on (before, it died of it there and left the child running).
+    child = script(tmp_path, "child.py", """
+        import signal, sys, time
+        signal.signal(signal.SIGTERM, lambda *a: sys.exit(4))
+        time.sleep(20)
+        """)
+    driver = script(tmp_path, "driver.py", """
+        import os, signal, subprocess, sys
+        from tfprof_shell.record import launcher
+        real = subprocess.Popen
+        def popen_then_signal(*args, **kwargs):
+            started = real(*args, **kwargs)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return started
+        launcher.subprocess.Popen = popen_then_signal
+        print(launcher._run([sys.executable, sys.argv[1]], dict(os.environ)))
+        """)
+    env = {k: v for k, v in os.environ.items() if k != settings.ENV_VAR}
+    env["PYTHONPATH"] = ROOT
+    done = subprocess.run([sys.executable, driver, child], env=env, capture_output=True,
+                          text=True, timeout=30)
+    # The child ends by the signal: of it (-15) if it comes before the child's handler, else 4.
+    assert done.returncode == 0, done.stderr
+    assert done.stdout in ("-%d\n" % signal.SIGTERM, "4\n")
+
+
 # -- arming: cost, laziness, never in the way ----------------------------------------------
 def _modules_after_start(env_extra):
     env = {k: v for k, v in os.environ.items() if k != settings.ENV_VAR}

@@ -213,16 +213,19 @@ class NotRun(UsageError):
 
 def _run(command: list[str], env: Mapping[str, str]) -> int:
     """Run ``command`` to its end, passing on the signals meant for it; its return code."""
-    try:
-        child = subprocess.Popen(command, env=dict(env))
-    except FileNotFoundError:
-        raise NotRun("%s: command not found" % command[0], 127) from None
-    except OSError as exc:
-        raise NotRun("%s: %s" % (command[0], exc.strerror or exc), 126) from None
+    # The handlers go in before the child starts: a signal sent once the child is up
+    # (it may already have printed) must never find this process with the default
+    # action, which would end it and leave the child running. One that comes while
+    # the child is being started is passed on as soon as it exists.
+    children: list[subprocess.Popen] = []
+    early: list[int] = []
 
     def forward(signum: int, frame: object) -> None:
+        if not children:
+            early.append(signum)
+            return
         try:
-            child.send_signal(signum)
+            children[0].send_signal(signum)
         except OSError:
             pass
 
@@ -235,7 +238,15 @@ def _run(command: list[str], env: Mapping[str, str]) -> int:
         if sig is not None:
             previous[sig] = signal.signal(sig, handler)
     try:
-        return child.wait()
+        try:
+            children.append(subprocess.Popen(command, env=dict(env)))
+        except FileNotFoundError:
+            raise NotRun("%s: command not found" % command[0], 127) from None
+        except OSError as exc:
+            raise NotRun("%s: %s" % (command[0], exc.strerror or exc), 126) from None
+        for signum in early:
+            forward(signum, None)
+        return children[0].wait()
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
