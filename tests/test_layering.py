@@ -2,7 +2,7 @@
 down the layers below (imports inside functions and under TYPE_CHECKING
 count too: a deferred import that dodges a cycle is still a cycle).
 
-    front    cli, shell/*, __main__, record/*
+    front    cli, shell/*, __main__, record/*, capture.cli, capture.top
     api      api, compat, the package root
     session  session
     render   render/*, plan
@@ -10,7 +10,7 @@ count too: a deferred import that dodges a cycle is still a cycle).
     combine  combine/* (diff and aggregate of several profiles' views)
     views    views/*
     engine   engine/*
-    load     load/*
+    load     load/*, capture/* (the client that fetches a capture's files)
     model    model/*
     tables   errors, options, metrics, outputs, commands, help, formats, regex,
              option_dicts, deep, version, model.stats, advisor.catalog, proto/*,
@@ -37,7 +37,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                 "regex", "option_dicts", "deep", "version", "model.stats",
                 "advisor.catalog", "proto", "record.layout")),
     ("model", ("model",)),
-    ("load", ("load",)),
+    ("load", ("load", "capture")),
     ("engine", ("engine",)),
     ("views", ("views",)),
     ("combine", ("combine",)),
@@ -45,7 +45,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("render", ("render", "plan")),
     ("session", ("session",)),
     ("api", ("api", "compat", "")),
-    ("front", ("cli", "shell", "__main__", "record")),
+    ("front", ("cli", "shell", "__main__", "record", "capture.cli", "capture.top")),
 ]
 
 

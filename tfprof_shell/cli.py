@@ -153,6 +153,14 @@ def main(argv: Optional[Sequence[str]] = None, stdin: TextIO = sys.stdin,
     if argv[:1] == ["record"]:  # `tfprof record ...` runs a program with the recorder armed
         from .record.launcher import main as record_main
         return record_main(argv[1:], stdout=stdout, stderr=stderr)
+    if argv[:1] == ["capture"]:  # `tfprof capture ADDRESS ...` captures from a running job
+        from .capture.cli import main as capture_main
+        return capture_main(argv[1:], lambda args: main(args, stdin, stdout, stderr, exits),
+                            stdout=stdout, stderr=stderr)
+    if argv[:1] == ["top"]:  # `tfprof top ADDRESS ...` redraws a view of a running job
+        from .capture.top import main as top_main
+        return top_main(argv[1:], lambda flags: parse_invocation(flags).options,
+                        stdin=stdin, stdout=stdout, stderr=stderr)
     # The model is hundreds of thousands of long-lived objects: cyclic GC passes
     # over them while loading cost more than the loading itself.
     gc_was_enabled = gc.isenabled()
