@@ -160,12 +160,13 @@ class FakeProfiler:
 class Served:
     """A FakeProfiler (or no service at all) behind a grpc server on a free local port."""
 
-    def __init__(self, fake: Optional[FakeProfiler], host: str = "127.0.0.1") -> None:
+    def __init__(self, fake: Optional[FakeProfiler], host: str = "127.0.0.1",
+                 port: int = 0) -> None:
         self.fake = fake
         self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
         if fake is not None:
             self.server.add_generic_rpc_handlers((fake.handler(),))
-        self.port = self.server.add_insecure_port("%s:0" % host)
+        self.port = self.server.add_insecure_port("%s:%d" % (host, port))
         self.server.start()
 
     @property

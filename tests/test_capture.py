@@ -382,3 +382,54 @@ def test_a_remote_plaintext_target_gets_a_note(tmp_path):
     assert run.code == 0 and local.code == 0, run.err + local.err
     assert "plaintext, unauthenticated gRPC" in run.err and "ssh -L" in run.err
     assert "plaintext" not in local.err.replace(str(tmp_path), "")
+
+
+# -- tfprof record --serve, with a stand-in framework -----------------------------
+
+_FAKE_JAX_PROFILER = '''
+import sys
+sys.path.insert(0, {tests!r})
+from profiler_fake import FakeProfiler, Served
+
+def start_server(port, requires_backend=True):
+    assert requires_backend is False
+    return Served(FakeProfiler(), port=port)
+'''
+
+
+def test_record_serve_starts_the_server_when_the_framework_is_imported(tmp_path):
+    """A stand-in `jax` whose profiler.start_server serves the fake: the program, unchanged,
+    imports it and sleeps; a capture reaches it; nothing is written before."""
+    fake = tmp_path / "frameworks" / "jax"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("")
+    (fake / "profiler.py").write_text(_FAKE_JAX_PROFILER.format(tests=os.path.join(ROOT,
+                                                                                   "tests")))
+    program = tmp_path / "train.py"
+    program.write_text("import time, jax\nprint('training', flush=True)\ntime.sleep(600)\n")
+    port = _free_port()
+    work = tmp_path / "work"
+    work.mkdir()
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, str(tmp_path / "frameworks")]))
+    proc = subprocess.Popen([sys.executable, "-m", "tfprof_shell", "record", "--serve",
+                             str(port), "--", sys.executable, str(program)], cwd=str(work),
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline() == "training\n"
+        assert os.listdir(work) == []
+        run = run_cli(["capture", "localhost:%d" % port, "--duration", "0.2", "--no-shell",
+                       "-o", str(tmp_path / "c")])
+        assert run.code == 0, run.err
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    assert "jax profiler server on port %d" % port in err
+    assert len(_files(tmp_path / "c")) == 1
+
+
+def test_record_serve_needs_a_port():
+    from tfprof_shell.record.launcher import main as record_main
+    import io
+    err = io.StringIO()
+    assert record_main(["--serve", "http", "--", "true"], stderr=err) == 2
+    assert err.getvalue() == "tfprof record: --serve: 'http' is not a port (1-65535)\n"
