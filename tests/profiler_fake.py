@@ -57,6 +57,8 @@ class FakeProfiler:
     snapshots: int = 0
     stopped: int = 0
     written: list = field(default_factory=list)
+    #: (start, end) monotonic times of each Profile call's wait.
+    spans: list = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -88,7 +90,9 @@ class FakeProfiler:
                 wait_s += max(0.0, request.opts.start_timestamp_ns / 1e9 - time.time())
             if self.exit_after:
                 threading.Timer(self.exit_after, lambda: os._exit(3)).start()
+            t0 = time.monotonic()
             end.wait(wait_s)
+            self.spans.append((t0, time.monotonic()))
             self._ends.pop(request.session_id, None)
             if self.empty_first > 0 and request.opts.duration_ms > 1:  # not the 1 ms probe
                 self.empty_first -= 1
@@ -161,12 +165,15 @@ class Served:
     """A FakeProfiler (or no service at all) behind a grpc server on a free local port."""
 
     def __init__(self, fake: Optional[FakeProfiler], host: str = "127.0.0.1",
-                 port: int = 0) -> None:
+                 port: int = 0, credentials: Any = None) -> None:
         self.fake = fake
         self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
         if fake is not None:
             self.server.add_generic_rpc_handlers((fake.handler(),))
-        self.port = self.server.add_insecure_port("%s:%d" % (host, port))
+        if credentials is None:
+            self.port = self.server.add_insecure_port("%s:%d" % (host, port))
+        else:
+            self.port = self.server.add_secure_port("%s:%d" % (host, port), credentials)
         self.server.start()
 
     @property

@@ -38,7 +38,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, add_help=False, allow_abbrev=False,
                 description="Profile analysis shell for TensorFlow profiles "
                             "(a pure-Python tfprof).",
-                usage="%(prog)s --profile_path=FILE [COMMAND [-option value ...]]")
+                usage="%(prog)s --profile_path=FILE [COMMAND [-option value ...]]\n"
+                      "       %(prog)s capture HOST:PORT [...]   (a running job; see "
+                      "tfprof capture --help)\n"
+                      "       %(prog)s top HOST:PORT [...]       (a live view; see "
+                      "tfprof top --help)\n"
+                      "       %(prog)s record [...] -- COMMAND   (see tfprof record --help)")
     io = p.add_argument_group("inputs")
     io.add_argument("--profile_path", help="ProfileProto written by Profiler.serialize_to_string(); "
                                            "or an .xplane.pb file (TensorFlow 2, JAX/XLA), run or "

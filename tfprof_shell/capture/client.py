@@ -9,6 +9,7 @@ address; nothing here waits without a deadline.
 from __future__ import annotations
 
 import ipaddress
+import os
 import re
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -30,6 +31,8 @@ class CaptureError(UserError):
 
 def grpc_module() -> Any:
     """The grpc module, or CaptureError saying how to install it."""
+    # gRPC's C core logs handshake and connection failures on stderr; we say them in one line.
+    os.environ.setdefault("GRPC_VERBOSITY", "NONE")
     try:
         import grpc
     except ImportError:
@@ -152,7 +155,8 @@ def _unavailable(detail: str, settings: Settings) -> str:
         return "TLS handshake problem: %s" % _first_line(detail)
     if "socket closed" in low or "stream removed" in low or "connection reset" in low \
             or "eof" in low:
-        return "the target closed the connection (it exited, or is not a profiler service)"
+        return "the target closed the connection (it exited, or is not a profiler service%s)" \
+            % ("" if settings.ssl else ", or expects TLS: --ssl CA_FILE")
     if "dns" in low or "resolve" in low or "name or service not known" in low:
         return "cannot resolve the host name"
     return "unreachable: %s" % _first_line(detail)
@@ -168,9 +172,8 @@ def _serialize(message: Any) -> bytes:
 
 def exited_mid_capture(message: str) -> Optional[str]:
     """A clearer line when a long call lost its connection: the target exited."""
-    if "closed the connection" in message:
-        return message.replace("the target closed the connection (it exited, or is not a "
-                               "profiler service)",
-                               "the target exited (or closed the connection) during the "
-                               "capture; what it traced is lost")
-    return None
+    start = message.find("the target closed the connection (")
+    if start < 0:
+        return None
+    return message[:start] + ("the target exited (or closed the connection) during the "
+                              "capture; what it traced is lost")

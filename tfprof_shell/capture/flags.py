@@ -10,6 +10,7 @@ view command words).
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Sequence
 
@@ -237,7 +238,12 @@ def flag_help(command: str) -> str:
             spelled += " " + f.hint
         rows.append((spelled, f.help))
     width = max(len(r[0]) for r in rows) + 2
-    return "".join("  %-*s%s\n" % (width, a, b) for a, b in rows)
+    lines = []
+    for spelled, text in rows:
+        wrapped = textwrap.wrap(text, max(79 - 2 - width, 30))
+        lines.append("  %-*s%s\n" % (width, spelled, wrapped[0]))
+        lines += ["  %s%s\n" % (" " * width, more) for more in wrapped[1:]]
+    return "".join(lines)
 
 
 def defaults() -> Settings:

@@ -25,14 +25,18 @@ from . import flags as F
 from .client import CaptureError, Client, parse_target
 from .grab import options_of, xspace_of
 
-TOP_USAGE = "usage: tfprof top ADDRESS [options] [--tfprof_option=VALUE ...] [COMMAND [-option value ...]]\n"
+TOP_USAGE = ("usage: tfprof top ADDRESS [options] [--tfprof_option=VALUE ...] "
+             "[COMMAND [-option value ...]]\n")
 TOP_HELP = TOP_USAGE + """
 A live view of a running job, like top: every --interval seconds the profiler
 service of ADDRESS (host:port) hands over what it traced since the last
-snapshot, and COMMAND (default: op -order_by micros; also scope, code, ... with the shell's
--options, e.g. op -select micros,occurrence -max_depth 20) is shown on it.
-q or Ctrl-C quits and ends the target's profiling session. Needs a server from
+snapshot, and COMMAND is shown on it (default: op -order_by micros; also
+scope, code, ... with the shell's -options, e.g. scope -max_depth 4). q or
+Ctrl-C quits and ends the target's profiling session. Needs a server from
 TensorFlow 2.21 or jaxlib 0.10 on (continuous profiling).
+
+The service is plaintext and unauthenticated: reach remote jobs through a tunnel
+(ssh -L 6009:localhost:6009 HOST, kubectl port-forward pod/NAME 6009).
 
 options:
 """
