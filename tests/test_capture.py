@@ -115,6 +115,17 @@ def test_shell_capture_loads_beside_the_others(served, tmp_path):
     assert "Traceback" not in run.err
 
 
+def test_shell_capture_of_two_hosts_loads_one_profile_each(served, tmp_path):
+    a, b = served(), served()
+    lines = ("capture live %s,%s --duration 0.2 -o %s\nprofiles\nop -profiles all\n"
+             % (a.address, b.address, tmp_path / "c"))
+    run = run_cli(["--profile_path", SAMPLE], stdin=lines)
+    assert run.code == 0, run.err
+    for s in (a, b):
+        assert "live.localhost_%d" % s.port in run.out
+    assert "Traceback" not in run.err
+
+
 def test_capture_help_lists_every_flag_of_the_table():
     run = run_cli(["capture", "--help"])
     assert run.code == 0
@@ -463,3 +474,25 @@ def test_ssl_with_a_ca_file(tmp_path):
         plain.stop()
     line = _one_error(run_cli(["capture", "localhost:1", "--ssl", str(tmp_path / "none.pem")]))
     assert "--ssl" in line and "No such file" in line
+
+
+# -- tfprof top in a terminal -----------------------------------------------------------
+
+def test_top_in_a_terminal_redraws_in_place_and_quits_on_q(served, tmp_path):
+    pexpect = pytest.importorskip("pexpect")
+    s = served()
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               TERM="xterm")
+    child = pexpect.spawn(sys.executable, ["-m", "tfprof_shell", "top", s.address,
+                                           "--interval", "0.3"],
+                          env=env, cwd=str(tmp_path), dimensions=(30, 120), encoding="utf-8",
+                          timeout=30)
+    try:
+        child.expect(r"\x1b\[H\x1b\[2Jtfprof top \S+   snapshot 1 .* q quits")
+        child.expect(r"snapshot 2 ")
+        child.send("q")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0
+    assert s.fake.stopped == 1 and s.fake.snapshots >= 2
