@@ -28,6 +28,11 @@ class CaptureError(UserError):
 
     exit_code = EXIT_DATA
 
+    def __init__(self, message: str, code: str = "") -> None:
+        super().__init__(message)
+        #: The gRPC status name when a call failed ("UNAVAILABLE", ...), else "".
+        self.code = code
+
 
 def grpc_module() -> Any:
     """The grpc module, or CaptureError saying how to install it."""
@@ -113,7 +118,8 @@ class Client:
         try:
             return stub(request, timeout=timeout)
         except self.grpc.RpcError as exc:
-            raise CaptureError(self.explain(method, exc, timeout)) from None
+            code = getattr(exc.code(), "name", "") if hasattr(exc, "code") else ""
+            raise CaptureError(self.explain(method, exc, timeout), code) from None
 
     def explain(self, method: str, exc: Any, timeout: float) -> str:
         """One line for a failed call: what happened, in the user's terms."""

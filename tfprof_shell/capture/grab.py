@@ -94,7 +94,7 @@ def probe(client: Client) -> str:
         client.call("Profile", request, pb.ProfileResponse, client.settings.timeout)
     except CaptureError as exc:
         text = exc.message.lower()
-        if "/dev/null" in text or "not a directory" in text:
+        if exc.code == "INTERNAL" and ("/dev/null" in text or "not a directory" in text):
             return WRITES_ON_DISK
         raise
     return SENDS_BACK
@@ -193,7 +193,7 @@ class _Grab:
                 response = self.client.call("Profile", request, pb.ProfileResponse, deadline)
             except CaptureError as exc:
                 clearer = exited_mid_capture(exc.message)
-                raise CaptureError(clearer) if clearer else exc from None
+                raise CaptureError(clearer, exc.code) if clearer else exc from None
             self.seconds = time.monotonic() - t0
             data = self._read_back() if self.on_disk else xspace_of(response)
             if data and not response.empty_trace:

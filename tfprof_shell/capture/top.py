@@ -88,7 +88,7 @@ class Top:
         request = pb.ProfileRequest(opts=options_of(self.settings, 0), emit_xspace=True,
                                     host_name=self.target.file_stem)
         previous = signal.signal(signal.SIGTERM, _interrupt) if _main_thread() else None
-        started = False
+        started = failed = False
         try:
             client.call("StartContinuousProfiling", request, pb.ContinuousProfilingResponse,
                         self.settings.timeout)
@@ -98,7 +98,8 @@ class Top:
         except KeyboardInterrupt:
             return 0
         except CaptureError as exc:
-            if "UNIMPLEMENTED" in exc.message:
+            failed = True
+            if exc.code == "UNIMPLEMENTED" and not started:
                 exc = CaptureError("%s: this server has no continuous profiling (it needs "
                                    "TensorFlow 2.21 or jaxlib 0.10 on); use tfprof capture"
                                    % self.target.given)
@@ -110,8 +111,9 @@ class Top:
                     client.call("StopContinuousProfiling", pb.StopContinuousProfilingRequest(),
                                 pb.StopContinuousProfilingResponse, self.settings.timeout)
                 except CaptureError as exc:
-                    self.stderr.write("tfprof top: could not stop the target's profiling "
-                                      "session: %s\n" % exc.message)
+                    if not failed:  # after a lost connection, the one line already said it
+                        self.stderr.write("tfprof top: could not stop the target's profiling "
+                                          "session: %s\n" % exc.message)
             client.close()
             if previous is not None:
                 signal.signal(signal.SIGTERM, previous)
