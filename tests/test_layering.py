@@ -15,7 +15,7 @@ count too: a deferred import that dodges a cycle is still a cycle).
     tables   errors, options, metrics, outputs, commands, help, formats, regex,
              option_dicts, deep, version, model.stats, advisor.catalog, proto/*,
              record.layout (a recording folder's layout: the recorder writes it,
-             the loader reads it)
+             the loader reads it), capture.flags (the live-capture flags table)
 
 A module may import its own layer or any layer below it.
 """
@@ -35,7 +35,7 @@ ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("tables", ("errors", "options", "metrics", "outputs", "commands", "help", "formats",
                 "regex", "option_dicts", "deep", "version", "model.stats",
-                "advisor.catalog", "proto", "record.layout")),
+                "advisor.catalog", "proto", "record.layout", "capture.flags")),
     ("model", ("model",)),
     ("load", ("load", "capture")),
     ("engine", ("engine",)),

@@ -64,10 +64,8 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
             "capture NAME ADDRESS [--duration 2 ...].",
             "ADDRESS is the host:port of its profiler service (TensorFlow 2: "
             "tf.profiler.experimental.server.start; JAX: jax.profiler.start_server); "
-            "several, comma separated, load one profile per host (NAME.HOST). Flags: "
-            "--duration, --delay, --python_tracer, --host_tracer_level, "
-            "--device_tracer_level, --max_size, --timeout, --ssl, --server_logdir, -o, "
-            "--run (see tfprof capture --help). Ctrl-C ends the capture early.",
+            "several, comma separated, load one profile per host (NAME.HOST). "
+            "Ctrl-C ends the capture early and keeps what was traced.",
             takes_options=False, args=("NAME", "ADDRESS"), more_args=True),
     Command("unload", "unload", "Forget a loaded profile: unload NAME.",
             takes_options=False, args=("PROFILE",)),
