@@ -496,3 +496,14 @@ def test_top_in_a_terminal_redraws_in_place_and_quits_on_q(served, tmp_path):
         child.close(force=True)
     assert child.exitstatus == 0
     assert s.fake.stopped == 1 and s.fake.snapshots >= 2
+
+
+def test_capture_into_a_log_folder_with_other_runs_opens_the_new_one(served, tmp_path):
+    s = served()
+    old_run = tmp_path / "c" / "plugins" / "profile" / "9999_12_31_23_59_59"
+    old_run.mkdir(parents=True)
+    (old_run / "other.xplane.pb").write_bytes(b"")  # newer by name, and broken
+    run = run_cli(["capture", s.address, "--duration", "0.1", "-o", str(tmp_path / "c"),
+                   "--run", "a_run", "profiles"])
+    assert run.code == 0, run.err
+    assert "a_run" in run.out and "other" not in run.out

@@ -67,7 +67,10 @@ def main(argv: Sequence[str], open_profile: Callable[[list[str]], int],
                          % parsed.words[0])
         stdout.write(done.folder + "\n")
         return 0
-    return open_profile(["--profile_path", done.folder] + parsed.session_flags + parsed.words)
+    # The run itself (not the log folder, whose newest run may be another): one
+    # host's file is a profile named after the host; a run of several, one per host.
+    opened = done.files[0].path if len(done.files) == 1 else done.run_dir
+    return open_profile(["--profile_path", opened] + parsed.session_flags + parsed.words)
 
 
 def _say_to(stream: TextIO):
