@@ -507,3 +507,13 @@ def test_capture_into_a_log_folder_with_other_runs_opens_the_new_one(served, tmp
                    "--run", "a_run", "profiles"])
     assert run.code == 0, run.err
     assert "a_run" in run.out and "other" not in run.out
+
+
+def test_an_output_folder_that_cannot_be_written(served, tmp_path):
+    s = served()
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    line = _one_error(run_cli(["capture", s.address, "--duration", "0.1", "-o",
+                               str(blocker / "c")]))
+    assert "cannot write" in line and "is not a writable folder" in line
+    assert s.fake.requests == []  # told before capturing

@@ -114,7 +114,7 @@ def new_folder(given: str) -> str:
 
 def capture(addresses: Sequence[str], settings: Settings, say: Optional[Say] = None) -> Capture:
     """Capture from every address at once; write and return the files (CaptureError if not)."""
-    say = say or (lambda text: None)
+    tell = say or (lambda text: None)
     targets = [parse_target(a) for a in addresses]
     stems = [t.file_stem for t in targets]
     if len(set(stems)) != len(stems):
@@ -127,13 +127,17 @@ def capture(addresses: Sequence[str], settings: Settings, say: Optional[Say] = N
     run_dir = os.path.join(folder, "plugins", "profile", run)
     if os.path.exists(run_dir):
         raise CaptureError("%s exists: give another --run or -o" % run_dir)
+    _check_writable(run_dir)
     result = Capture(folder, run_dir)
     for target in targets:
         if not target.is_loopback() and not settings.ssl:
-            result.notes.append(
-                "%s: plaintext, unauthenticated gRPC; anyone who can reach this port can "
-                "profile the process; prefer a tunnel (ssh -L, kubectl port-forward)"
-                % target.given)
+            note = ("%s: plaintext, unauthenticated gRPC; anyone who can reach this port can "
+                    "profile the process; prefer a tunnel (ssh -L, kubectl port-forward)"
+                    % target.given)
+            if say is None:
+                result.notes.append(note)
+            else:  # before the capture, not after
+                say(note)
     clients = [Client(t, settings) for t in targets]
     try:
         kinds = _each(clients, probe)
@@ -142,20 +146,33 @@ def capture(addresses: Sequence[str], settings: Settings, say: Optional[Say] = N
             raise CaptureError("%s: this server (before TensorFlow 2.21 / jaxlib 0.8) writes "
                                "captures on its own disk; pass --server_logdir DIR, a folder "
                                "it and this machine share" % old[0])
-        say("capturing %.3g s from %s ..." % (settings.duration, ", ".join(addresses)))
+        tell("capturing %.3g s from %s ..." % (settings.duration, ", ".join(addresses)))
         grabs = [_Grab(c, settings, run, k == WRITES_ON_DISK) for c, k in zip(clients, kinds)]
-        datas = _run_all(grabs, say)
-        os.makedirs(run_dir, exist_ok=True)
+        datas = _run_all(grabs, tell)
         for grab, data in zip(grabs, datas):
             path = os.path.join(run_dir, grab.client.target.file_stem + ".xplane.pb")
-            with open(path, "wb") as fh:
-                fh.write(data)
+            try:
+                os.makedirs(run_dir, exist_ok=True)
+                with open(path, "wb") as fh:
+                    fh.write(data)
+            except OSError as exc:
+                raise CaptureError("cannot write %s: %s (the capture is lost)"
+                                   % (path, exc.strerror or exc)) from None
             result.files.append(Captured(grab.client.target, path, len(data), grab.seconds,
                                          grab.attempts))
     finally:
         for client in clients:
             client.close()
     return result
+
+
+def _check_writable(path: str) -> None:
+    """CaptureError now, before any capture, if ``path`` could not be created."""
+    parent = os.path.abspath(path)
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
+        raise CaptureError("cannot write %s: %s is not a writable folder" % (path, parent))
 
 
 def _each(clients: list[Client], work: Callable[[Client], str]) -> list[str]:
