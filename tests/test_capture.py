@@ -417,7 +417,9 @@ def test_record_serve_starts_the_server_when_the_framework_is_imported(tmp_path)
     (fake / "profiler.py").write_text(_FAKE_JAX_PROFILER.format(tests=os.path.join(ROOT,
                                                                                    "tests")))
     program = tmp_path / "train.py"
-    program.write_text("import time, jax\nprint('training', flush=True)\ntime.sleep(600)\n")
+    program.write_text("import subprocess, sys, time, jax\n"
+                       "subprocess.run([sys.executable, '-c', 'import jax'])  # a second process\n"
+                       "print('training', flush=True)\ntime.sleep(600)\n")
     port = _free_port()
     work = tmp_path / "work"
     work.mkdir()
@@ -435,6 +437,7 @@ def test_record_serve_starts_the_server_when_the_framework_is_imported(tmp_path)
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=30)
     assert "jax profiler server on port %d" % port in err
+    assert "port %d is taken (another process serves it)" % port in err
     assert len(_files(tmp_path / "c")) == 1
 
 

@@ -6,11 +6,13 @@ The launcher runs COMMAND with the armed folder first on PYTHONPATH and
 call starts that framework's profiler server on PORT. Nothing is traced and
 nothing written until someone captures (``tfprof capture localhost:PORT``,
 ``tfprof top``, TensorBoard's Capture button). Nothing here raises into the
-program: a failure is one line on stderr.
+program: a failure is one line on stderr. Only one process gets the port:
+another one that imports a framework later says so in one line.
 """
 
 from __future__ import annotations
 
+import errno
 import importlib
 import importlib.util
 import os
@@ -70,6 +72,11 @@ def imported(name: str) -> None:
                                                           os.environ.get(SERVE_VAR)))
         _server = False
         return
+    if _port_taken(port):
+        _server = False
+        _say("process %d: port %d is taken (another process serves it); no profiler server "
+             "here" % (os.getpid(), port))
+        return
     try:
         if name == "tensorflow":
             profiler = importlib.import_module("tensorflow.profiler.experimental.server")
@@ -86,6 +93,26 @@ def imported(name: str) -> None:
              % (os.getpid(), port, type(exc).__name__, exc))
         return
     _say("process %d: %s profiler server on port %d" % (os.getpid(), name, port))
+
+
+def _port_taken(port: int) -> bool:
+    """Whether something listens on ``port`` already.
+
+    gRPC servers bind with SO_REUSEPORT, so a second process's server would
+    share the port and captures would reach either process at random; a
+    plain bind, without that option, fails while another socket holds it.
+    """
+    import socket
+
+    for family, address in ((socket.AF_INET6, "::"), (socket.AF_INET, "0.0.0.0")):
+        try:
+            with socket.socket(family, socket.SOCK_STREAM) as sock:
+                sock.bind((address, port))
+            return False
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                return True
+    return False
 
 
 def _say(text: str) -> None:
