@@ -84,9 +84,10 @@ def test_capture_flags_reach_the_request(served, tmp_path):
                    "--no-shell", "-o", str(tmp_path / "c")])
     assert run.code == 0, run.err
     assert run.out == str(tmp_path / "c") + "\n"
-    req = s.fake.requests[-1]
+    probe, req = s.fake.requests
     assert (req.opts.host_tracer_level, req.opts.device_tracer_level,
             req.opts.python_tracer_level) == (3, 0, 1)
+    assert probe.opts.python_tracer_level == 0  # the probe never waits on the target's GIL
     assert req.opts.start_timestamp_ns >= before + 300_000_000
 
 

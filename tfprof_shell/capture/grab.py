@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import time
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Optional, Sequence
 
 from ..proto import profiler_service_pb2 as pb
@@ -89,7 +89,9 @@ def probe(client: Client) -> str:
     an older one tries to write there and fails. CaptureError otherwise
     (unreachable, busy, not a profiler service).
     """
-    request = profile_request(client.settings, 1, "tfprof-probe", "probe")
+    # Without the Python tracer: installing its hooks waits for the GIL of a busy target.
+    request = profile_request(replace(client.settings, python_tracer=False), 1,
+                              "tfprof-probe", "probe")
     try:
         client.call("Profile", request, pb.ProfileResponse, client.settings.timeout)
     except CaptureError as exc:
