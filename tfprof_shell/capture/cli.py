@@ -73,7 +73,7 @@ def main(argv: Sequence[str], open_profile: Callable[[list[str]], int],
     return open_profile(["--profile_path", opened] + parsed.session_flags + parsed.words)
 
 
-def _say_to(stream: TextIO):
+def _say_to(stream: TextIO) -> Callable[[str], None]:
     def say(text: str) -> None:
         stream.write("tfprof capture: %s\n" % text)
         stream.flush()

@@ -14,7 +14,7 @@ import os
 import sys
 import threading
 import traceback
-from typing import TYPE_CHECKING, Iterator, Optional, Protocol, TextIO
+from typing import TYPE_CHECKING, Callable, Iterator, Optional, Protocol, TextIO
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.auto_suggest import AutoSuggestFromHistory
@@ -74,7 +74,7 @@ def run_shell(session: Session, history_file: Optional[str] = None, stdin: Optio
     return repl.run()
 
 
-def _progress_to(stream: Writer):
+def _progress_to(stream: Writer) -> Callable[[str], None]:
     """A progress callback writing ``tfprof: TEXT`` lines to ``stream``."""
     def say(text: str) -> None:
         stream.write("tfprof: %s\n" % text)
