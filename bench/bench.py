@@ -30,7 +30,7 @@ With --xprof-python (a Python with the xprof package), the TF2 comparison of
 bench/bench_xprof.py runs too and its table is printed after ours; with
 --parallel-copies N, bench/bench_parallel.py then loads N copies of the large
 TF2 and ProfileProto profiles with 1, 2 and all cores. So one run reports every
-ratio of README's Performance section:
+ratio of the guide's Performance page (docs/performance.md):
 
     python bench/bench.py --profiles large --engine-python PY_TF --xprof-python PY_XPROF \
         --parallel-copies 4

@@ -26,6 +26,9 @@ GPU0 = "/job:localhost/replica:0/task:0/device:gpu:0"
 GPU1 = "/job:localhost/replica:0/task:0/device:gpu:1"
 CPU0 = "/job:localhost/replica:0/task:0/device:cpu:0"
 ALL = ("AcceleratorUtilizationChecker", "OperationChecker", "ExpensiveOperationChecker")
+#: Checkers of the step breakdown (tests/test_steps.py), after the engine's.
+STEP_CHECKERS = ("InputBoundChecker", "StarvedDeviceChecker", "CommunicationChecker",
+                 "CopiesChecker", "SyncStallChecker", "StragglerChecker")
 
 
 # -- builders ----------------------------------------------------------------
@@ -70,7 +73,7 @@ def run_one(session: Session, name: str):
 # -- the checker table -------------------------------------------------------
 
 def test_checkers_table_is_the_engines_open_source_checkers_in_fixed_order():
-    assert tuple(CHECKERS) == ALL == CHECKER_NAMES
+    assert tuple(CHECKERS) == ALL + STEP_CHECKERS == CHECKER_NAMES
     for name, checker in CHECKERS.items():
         assert checker.name == name
         assert checker.help.endswith(".") and "\n" not in checker.help

@@ -23,7 +23,7 @@ def _graph_route_files(model: str = "tiny_mlp"):
 
 
 def test_readme_example():
-    # Keep in sync with the README's "Python API" example.
+    # Keep in sync with the "Python API" example of docs/api.md.
     from tfprof_shell import Profile
 
     prof = Profile.load(profile_path=sample("tiny_mlp", "profile"))

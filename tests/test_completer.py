@@ -38,7 +38,8 @@ def texts(engine, line):
 def test_command_names_with_their_summaries(engine):
     found = engine.complete("s")
     assert [(c.text, c.length, c.meta) for c in found] == [
-        ("scope", 1, COMMANDS["scope"].summary), ("set", 1, COMMANDS["set"].summary)]
+        ("scope", 1, COMMANDS["scope"].summary), ("steps", 1, COMMANDS["steps"].summary),
+        ("set", 1, COMMANDS["set"].summary)]
     assert texts(engine, "") == list(COMMANDS)
 
 

@@ -116,3 +116,13 @@ def test_cli_help_without_a_profile():
     assert out.getvalue() == help_text(["-select"])
     assert cli_main(["help", "bogus"], stdout=out, stderr=err) == 2
     assert err.getvalue().startswith("tfprof: no help for 'bogus'")
+
+
+def test_help_and_dash_dash_help_name_every_input_kind_and_the_guide():
+    out = io.StringIO()
+    assert cli_main(["--help"], stdout=out) == 0
+    for text in (help_text([]), out.getvalue()):
+        for kind in ("TensorFlow 1 ProfileProto", "GraphDef", "TensorFlow 2", "JAX",
+                     "timelines", "PyTorch", "tfprof record"):
+            assert kind in text, kind
+        assert "docs/index.md" in text and "docs/reference.md" in text

@@ -2,8 +2,13 @@
 down the layers below (imports inside functions and under TYPE_CHECKING
 count too: a deferred import that dodges a cycle is still a cycle).
 
-    front    cli, shell/*, __main__, record/*, capture.cli, capture.top
-    api      api, compat, the package root
+    front    cli, shell/*, __main__, record/*, docgen (the guide's generated reference page),
+             compat (TensorFlow's API, ProfileContext patching Session.run as record does),
+             ui.launch (`tfprof ui`), capture.cli and capture.top (`tfprof capture`,
+             `tfprof top`)
+    api      api, profiler, the package root, ui/* (the web UI's server, a door on the
+             session that the API starts too), shell.completer and shell.names (the
+             completion engine the shell and the web UI share)
     session  session
     render   render/*, plan
     advisor  advisor/* (runner, checkers, advice)
@@ -13,7 +18,7 @@ count too: a deferred import that dodges a cycle is still a cycle).
     load     load/*, capture/* (the client that fetches a capture's files)
     model    model/*
     tables   errors, options, metrics, outputs, commands, help, formats, regex,
-             option_dicts, deep, version, model.stats, advisor.catalog, proto/*,
+             option_dicts, option_builder, deep, version, model.stats, advisor.catalog, proto/*,
              record.layout (a recording folder's layout: the recorder writes it,
              the loader reads it), capture.flags (the live-capture flags table)
 
@@ -34,7 +39,7 @@ ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
 #: Layers from the bottom; a module's layer is that of its longest listed prefix.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("tables", ("errors", "options", "metrics", "outputs", "commands", "help", "formats",
-                "regex", "option_dicts", "deep", "version", "model.stats",
+                "regex", "option_dicts", "option_builder", "deep", "version", "model.stats",
                 "advisor.catalog", "proto", "record.layout", "capture.flags")),
     ("model", ("model",)),
     ("load", ("load", "capture")),
@@ -44,8 +49,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("advisor", ("advisor",)),
     ("render", ("render", "plan")),
     ("session", ("session",)),
-    ("api", ("api", "compat", "")),
-    ("front", ("cli", "shell", "__main__", "record", "capture.cli", "capture.top")),
+    ("api", ("api", "profiler", "", "ui", "shell.completer", "shell.names")),
+    ("front", ("cli", "shell", "__main__", "record", "docgen", "compat", "ui.launch",
+               "capture.cli", "capture.top")),
 ]
 
 

@@ -154,6 +154,14 @@ def test_diff_text_rows_and_ordering_by_absolute_delta(pair):
     assert deltas == sorted(deltas, reverse=True)
 
 
+def test_every_numeric_attribute_has_a_column_label_in_diffs_and_aggregates(pair, workers):
+    # -select occurrence once raised KeyError in the text legend of both modes.
+    diff = pair.run("op -base before -select micros,occurrence -max_depth 2", text=True).text
+    assert diff.splitlines()[1].endswith("| run count: mlp_after vs before, delta, ratio")
+    agg = workers.run("op -profiles all -select occurrence -max_depth 2", text=True).text
+    assert agg.splitlines()[1] == "node name | run count (sum)"
+
+
 def test_base_step_selects_the_base_profiles_step(pair):
     step2 = single_values(BEFORE, "scope", "-step 2")
     step0 = single_values(AFTER, "scope", "-step 0")

@@ -6,7 +6,7 @@
     res.data["root"]["total"]["micros"]      # the JSON document of `-output json`
     prof.profile("op", {"select": ["micros"], "show_name_regexes": [".*"]}, as_proto=True)
 
-Results carry the same document as ``-output json`` (see README), the text
+Results carry the same document as ``-output json`` (see docs/api.md), the text
 when asked, and the engine's result message (:meth:`Result.proto`).
 Mistakes raise :class:`~tfprof_shell.errors.UserError`; nothing is printed.
 """
@@ -75,6 +75,8 @@ class Profile:
 
     def __init__(self, model: Model, options: Options = DEFAULTS, name: str = "profile") -> None:
         self.session = Session(model, options, name)
+        self._ui: Any = None
+        self.session.serve_ui = self.ui
 
     @classmethod
     def load(cls, profile_path: Optional[str] = None, graph_path: Optional[str] = None,
@@ -159,6 +161,22 @@ class Profile:
         """The default options (change them with ``run("set ...")``)."""
         return self.session.options
 
+    # -- the web UI -------------------------------------------------------------
+
+    def ui(self, port: int = 0, host: str = "127.0.0.1") -> str:
+        """Serve this profile to a web browser (in a background thread); its URL.
+
+        Needs ``pip install 'tfprof-shell[ui]'``. In Jupyter the page is also
+        shown as a link under the cell. A second call returns the same URL.
+        """
+        if self._ui is None:
+            from .ui import require_server
+            require_server()
+            from .ui.server import start_server
+            self._ui = start_server(self.session, host, port)
+            _show_link(self._ui.url)
+        return self._ui.url
+
     # -- commands --------------------------------------------------------------
 
     def run(self, line: str, text: bool = False) -> Result:
@@ -238,6 +256,20 @@ class Profile:
         shown = render_text(vr) if text and vr is not None else reply.text
         data = to_document(vr) if vr is not None else None
         return Result(data, shown, list(reply.notes), list(reply.files), view, vr)
+
+
+def _show_link(url: str) -> None:
+    """Under IPython, display the URL as a link (the UI refuses to be framed)."""
+    import sys
+    if "IPython" not in sys.modules:
+        return
+    try:
+        from IPython.display import HTML, display  # type: ignore
+        from html import escape
+        display(HTML('<a href="%s" target="_blank" rel="noopener">Open the tfprof web UI</a>'
+                     % escape(url)))
+    except Exception:  # a display nicety; the URL is returned anyway
+        pass
 
 
 def _advice_result(reply: Any) -> Result:

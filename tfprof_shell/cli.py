@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Optional, Sequence, TextIO
 
 from .errors import OptionError, UsageError, UserError
+from .help import GUIDE, inputs_text
 from .load import Inputs, split_paths
 from .options import OPTION_SPECS, Options, check_profile_name, from_mapping
 from .version import __version__
@@ -36,14 +37,17 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     """Input flags, then one flag per row of the options table."""
     p = _Parser(prog=PROG, add_help=False, allow_abbrev=False,
-                description="Profile analysis shell for TensorFlow profiles "
-                            "(a pure-Python tfprof).",
-                usage="%(prog)s --profile_path=FILE [COMMAND [-option value ...]]\n"
-                      "       %(prog)s capture HOST:PORT [...]   (a running job; see "
-                      "tfprof capture --help)\n"
-                      "       %(prog)s top HOST:PORT [...]       (a live view; see "
-                      "tfprof top --help)\n"
-                      "       %(prog)s record [...] -- COMMAND   (see tfprof record --help)")
+                formatter_class=argparse.RawDescriptionHelpFormatter,
+                description="Profile analysis shell for TensorFlow, JAX and PyTorch "
+                            "profiles (a pure-Python tfprof).\n\n"
+                            "With a COMMAND it runs that command and exits; without one it "
+                            "opens the tfprof> shell\n(type help there). "
+                            "tfprof record [OPTIONS] -- PROGRAM records a TensorFlow program\n"
+                            "(tfprof record --help). tfprof capture HOST:PORT profiles a running job\n"
+                            "and tfprof top HOST:PORT shows it live (tfprof capture --help).\n\n"
+                            "What it reads:\n" + inputs_text(),
+                epilog=GUIDE,
+                usage="%(prog)s --profile_path=FILE [COMMAND [-option value ...]]")
     io = p.add_argument_group("inputs")
     io.add_argument("--profile_path", help="ProfileProto written by Profiler.serialize_to_string(); "
                                            "or an .xplane.pb file (TensorFlow 2, JAX/XLA), run or "
@@ -166,6 +170,8 @@ def main(argv: Optional[Sequence[str]] = None, stdin: TextIO = sys.stdin,
         from .capture.top import main as top_main
         return top_main(argv[1:], lambda flags: parse_invocation(flags).options,
                         stdin=stdin, stdout=stdout, stderr=stderr)
+    if argv[:1] == ["ui"]:  # `tfprof ui ...` serves the profiles to a web browser
+        return _ui(argv[1:], stdout, stderr)
     # The model is hundreds of thousands of long-lived objects: cyclic GC passes
     # over them while loading cost more than the loading itself.
     gc_was_enabled = gc.isenabled()
@@ -186,6 +192,9 @@ def main(argv: Optional[Sequence[str]] = None, stdin: TextIO = sys.stdin,
                 return 0
             raise UsageError("no input: give --profile_path=FILE "
                              "(or --graph_path=FILE --run_meta_path=F0,F1,...); see --help")
+        if words[:1] == ["ui"]:  # `tfprof INPUTS ui`: the same as `tfprof ui INPUTS`
+            at = len(argv) - len(words)
+            return _ui(argv[:at] + argv[at + 1:], stdout, stderr)
         session = open_session(inv, stderr)
         if words:
             return _one_shot(session, words, stdout, stderr)
@@ -260,6 +269,28 @@ def open_session(inv: Invocation, stderr: TextIO):
     if inv.options.profiles:
         select_profiles({n: v.model for n, v in session.profiles.items()}, inv.options.profiles)
     return session
+
+
+def _ui(argv: list[str], stdout: TextIO, stderr: TextIO) -> int:
+    """`tfprof ui [INPUTS] [--port N] [--host ADDR] [--no-browser]` (see ui/launch.py)."""
+    from .ui import launch
+    try:
+        flags, rest = launch.parse_flags(argv)
+        if flags.help:
+            stdout.write(launch.USAGE)
+            return 0
+        inv = parse_invocation(rest)
+        if inv.words:
+            raise UsageError("ui takes no command (got '%s'); type commands in the page"
+                             % " ".join(inv.words))
+        if inv.inputs.is_empty() and not inv.named:
+            raise UsageError("ui: no input: give --profile_path=FILE (see tfprof ui --help)")
+        from .ui import require_server
+        require_server()
+        return launch.serve(open_session(inv, stderr), flags, stdout, stderr)
+    except UserError as exc:
+        stderr.write("tfprof: %s\n" % exc.message)
+        return exc.exit_code
 
 
 def _one_shot(session, words: list[str], stdout: TextIO, stderr: TextIO) -> int:

@@ -44,6 +44,19 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
     Command("code", VIEW, "Nodes organized by the Python call stacks that created them.",
             "Needs code traces: a profile recorded with them, or --op_log_path "
             "written with add_trace=True."),
+    Command("steps", "steps", "Where each step's time goes: device busy, compute, copies, "
+            "communication, idle; host input, launches, syncs.",
+            "One row per step and device, then the average. Each device row's compute, "
+            "communication, memory, other and idle add up to its span; idle splits into "
+            "host wait (the host had not started the launch yet) and queued. The host "
+            "table splits the step's wall time the same way. -step N shows one step, "
+            "-device NAME one device, -profiles all a ranks x steps table with the "
+            "slowest rank of each step, -base NAME compares each category. '--' marks "
+            "what the profile's format does not record. See docs/steps.md."),
+    Command("kernels", "kernels", "One row per device kernel name: count, total, mean, "
+            "min, max and share of device time.",
+            "Memory copies and sets are rows too. -step N counts one step, -device NAME "
+            "one device; -show_name_regexes and -hide_name_regexes choose names."),
     Command("advise", "advise", "Run the advisor's checkers and print their advice.",
             "Checkers: AcceleratorUtilizationChecker, OperationChecker, "
             "ExpensiveOperationChecker. The original's JobChecker has no open-source "
@@ -69,6 +82,10 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
             takes_options=False, args=("NAME", "ADDRESS"), more_args=True),
     Command("unload", "unload", "Forget a loaded profile: unload NAME.",
             takes_options=False, args=("PROFILE",)),
+    Command("ui", "ui", "Serve this session to a web browser and print its URL.",
+            "The page runs the same lines on the same profiles and options; it "
+            "stays up until the shell ends. From the command line: tfprof ui.",
+            takes_options=False),
     Command("help", "help", "Show help: help, help COMMAND, help -OPTION.",
             takes_options=False),
     Command("quit", "quit", "Leave the shell (also: exit, Ctrl-D).", takes_options=False),

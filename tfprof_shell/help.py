@@ -28,6 +28,28 @@ KEYS = ("Keys: Tab completes (commands, options, values, node names), Up/Down an
 
 BOOL_WORDS = "true or false (also t/f, yes/no, y/n, 1/0, any case)"
 
+#: What tfprof reads and how to give it: `help` and `tfprof --help` print this list.
+INPUT_KINDS = (
+    ("TensorFlow 1 ProfileProto", "--profile_path=FILE"),
+    ("TensorFlow 1 GraphDef, RunMetadata, OpLog",
+     "--graph_path=G --run_meta_path=R0,R1 --op_log_path=L"),
+    ("TensorFlow 2 .xplane.pb, run or log folder", "--profile_path=PATH [--run=RUN] [--host=H]"),
+    ("JAX or XLA .xplane.pb (jax.profiler)", "--profile_path=PATH"),
+    ("TensorFlow 1 timelines (timeline-N.json)", "--profile_path=T1.json,T2.json or their folder"),
+    ("PyTorch traces (*.pt.trace.json[.gz])", "--profile_path=FILE or a folder of workers"),
+    ("a tfprof record folder", "--profile_path=DIR"),
+    ("several profiles", "--profile NAME=PATH, --base_profile_path=PATH"),
+)
+
+#: Where the user guide is.
+GUIDE = ("User guide: docs/index.md in the tfprof-shell source; all commands and options: "
+         "docs/reference.md.")
+
+
+def inputs_text() -> str:
+    """The input kinds as an indented two-column table."""
+    return _table(INPUT_KINDS)
+
 #: What the *_name_regexes options match, per view.
 NAME_TARGETS = ("scope/graph: node names (layer1/MatMul); op: op types (MatMul); "
                 "code: code locations (model.py:42:build)")
@@ -55,7 +77,10 @@ def overview() -> str:
         "changes the defaults of the following commands; an empty line shows them.\n"
         "More: help COMMAND (help scope), help -OPTION (help -select), help ATTRIBUTE "
         "(help micros).\n",
-        KEYS, "\n",
+        KEYS, "\n\n",
+        "Inputs (given to tfprof when it starts; load NAME PATH adds one):\n",
+        inputs_text(), "\n\n",
+        GUIDE, "\n",
     ))
 
 
@@ -183,6 +208,9 @@ def _value_rule(spec: OptionSpec) -> str:
     if kind == options.PROFILE_LIST:
         return ("Value: comma-separated profile names or RE2 regular expressions over "
                 "them (whole names), all, or none.")
+    if kind == options.DEVICE:
+        return ("Value: a device as the steps table names it (gpu:0; host1/gpu:0 when "
+                "several hosts), or all.")
     if kind == options.OPTIONAL_STEP:
         return ("Value: an integer (64-bit), -1 to average over each node's steps, or same "
                 "for the step -step chose.")

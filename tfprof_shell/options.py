@@ -32,12 +32,18 @@ NAME_LIST = "name_list"
 PROFILE = "profile"
 #: Loaded profiles: names or regular expressions over names, or "all".
 PROFILE_LIST = "profile_list"
+#: A device name as the steps table spells it, or "all" (stored as "").
+DEVICE = "device"
 #: A step, or nothing (stored as None): "the same as -step".
 OPTIONAL_STEP = "optional_step"
 
 VIEW_COMMANDS = ("scope", "graph", "op", "code")
+#: Commands that read the profile's time intervals (steps breakdown, kernel table).
+INTERVAL_COMMANDS = ("steps", "kernels")
 #: Commands that take the options of comparing and combining profiles.
 MULTI_COMMANDS = VIEW_COMMANDS + ("set",)
+#: ... and the steps command, which compares and combines its own way.
+STEPS_MULTI_COMMANDS = MULTI_COMMANDS + ("steps",)
 #: How -profiles combines each node's values, with what each means.
 AGGREGATES = {
     "sum": "Add the profiles' values (a profile without the node adds nothing).",
@@ -119,7 +125,8 @@ class Options:
     min_params: int = _min("number of parameters")
     min_float_ops: int = _min("number of float operations")
     min_occurrence: int = _min("run count (op view: number of graph nodes)")
-    step: int = _opt(-1, INT64, "Show statistics of step N; -1 averages over each node's steps.", "N")
+    step: int = _opt(-1, INT64, "Show statistics of step N; -1 averages over each node's steps.", "N",
+                     commands=OPTION_COMMANDS + INTERVAL_COMMANDS)
     order_by: str = _opt("name", CHOICE, "Sort each node's children by this key.",
                          "KEY", choices=lambda: tuple(metrics.ORDER_KEYS))
     account_type_regexes: tuple[str, ...] = _regexes(
@@ -128,10 +135,12 @@ class Options:
         (".*",), "Start the display at nodes whose name matches one of these.")
     trim_name_regexes: tuple[str, ...] = _regexes(
         (), "Do not descend below nodes whose name matches one of these.")
-    show_name_regexes: tuple[str, ...] = _regexes(
-        (".*",), "Show only nodes whose name matches one of these.")
-    hide_name_regexes: tuple[str, ...] = _regexes(
-        (), "Hide nodes whose name matches one of these.")
+    show_name_regexes: tuple[str, ...] = _opt(
+        (".*",), REGEX_LIST, "Show only nodes whose name matches one of these.",
+        "REGEX[,REGEX...]", commands=OPTION_COMMANDS + ("kernels",))
+    hide_name_regexes: tuple[str, ...] = _opt(
+        (), REGEX_LIST, "Hide nodes whose name matches one of these.", "REGEX[,REGEX...]",
+        commands=OPTION_COMMANDS + ("kernels",))
     account_displayed_op_only: bool = _opt(
         False, BOOL, "Totals count only the displayed nodes.", "[true|false]")
     select: frozenset[str] = _opt(
@@ -139,14 +148,15 @@ class Options:
         "ATTR[,ATTR...]", choices=lambda: tuple(metrics.ATTRIBUTES))
     output: Output = _opt(
         Output(), OUTPUT, "Where the result goes: TYPE[:outfile=PATH,...].",
-        "TYPE[:KEY=VALUE,...]", choices=lambda: tuple(OUTPUT_KINDS))
+        "TYPE[:KEY=VALUE,...]", choices=lambda: tuple(OUTPUT_KINDS),
+        commands=OPTION_COMMANDS + INTERVAL_COMMANDS)
     checkers: tuple[str, ...] = _opt(
         (), NAME_LIST, "Advisor checkers to run, comma separated (default: all).",
         "NAME[,NAME...]", choices=lambda: CHECKER_NAMES,
         commands=("advise",), in_dump=False)
     base: str = _opt(
         "", PROFILE, "Compare the view with this loaded profile (none: no comparison).",
-        "NAME|none", commands=MULTI_COMMANDS, in_dump=False, flag=True)
+        "NAME|none", commands=STEPS_MULTI_COMMANDS, in_dump=False, flag=True)
     base_step: Optional[int] = _opt(
         None, OPTIONAL_STEP, "The -base profile's step (same: the same as -step).", "N|same",
         commands=MULTI_COMMANDS, in_dump=False, flag=True)
@@ -158,11 +168,15 @@ class Options:
         (), PROFILE_LIST, "Run the view over these loaded profiles and combine them "
         "(names or regexes, comma separated, or all; none: only the current one).",
         "NAME[,NAME...]|all|none",
-        commands=MULTI_COMMANDS, in_dump=False, flag=True)
+        commands=STEPS_MULTI_COMMANDS, in_dump=False, flag=True)
     aggregate: str = _opt(
         "sum", CHOICE, "How -profiles combines each node's values.", "sum|mean|max|min",
         choices=lambda: tuple(AGGREGATES), choice_help=AGGREGATES,
         commands=MULTI_COMMANDS, in_dump=False, flag=True)
+    device: str = _opt(
+        "", DEVICE, "Show only this device (a name the steps table shows, e.g. gpu:0; "
+        "all: every device).", "NAME|all", commands=INTERVAL_COMMANDS + ("set",),
+        in_dump=False)
     by_profile: bool = _opt(
         False, BOOL, "With -profiles: show each profile's values beside the combined one.",
         "[true|false]", commands=MULTI_COMMANDS, in_dump=False, flag=True)
@@ -250,6 +264,12 @@ def parse_value(spec: OptionSpec, text: str) -> Any:
             if item != "all":
                 regex.check(item, spec.name)
         return tuple(dict.fromkeys(items))
+    if kind == DEVICE:
+        name = strip_quotes(text)
+        if not name or any(c.isspace() for c in name):
+            raise OptionError("%s takes a device name such as gpu:0, got '%s'"
+                              % (spec.repl_name, text))
+        return "" if name == "all" else name
     if kind == OPTIONAL_STEP:
         if text == "same":
             return None
@@ -276,6 +296,8 @@ def format_value(spec: OptionSpec, value: Any) -> str:
         return value.format()
     if kind == PROFILE:
         return value or "none"
+    if kind == DEVICE:
+        return value or "all"
     if kind == OPTIONAL_STEP:
         return "same" if value is None else "%d" % value
     return str(value)

@@ -35,8 +35,25 @@ from .render.base import Reply
 from .render.multi import render_multi
 from .render.profiles import ProfileRow, render_profiles
 from .render.sinks import deliver
+from .render.steps_run import run_kernels, run_steps
 from .views.base import ViewResult
-from .views.cache import ProfileViews
+from .views.cache import ProfileViews, without_gc
+
+
+class _AdviceSubject:
+    """The current profile as the advisor reads it, with every loaded profile as
+    ``peers`` (the straggler checker compares them)."""
+
+    def __init__(self, views: ProfileViews, peers: dict[str, Model]) -> None:
+        self.views = views
+        self.peers = peers
+
+    @property
+    def model(self) -> Model:
+        return self.views.model
+
+    def show(self, view: str, opts: Options) -> ViewResult:
+        return self.views.show(view, opts)
 
 
 class Session:
@@ -54,9 +71,15 @@ class Session:
         self.workers = workers
         self.scheduler = scheduler
         self.add(name, model)
+        #: Starts the web UI on this session and returns its URL: set by a door
+        #: that can keep a server running (the interactive shell, the API).
+        self.serve_ui: Optional[Callable[[], str]] = None
         self._handlers: dict[str, Callable[[commands.Request], Reply]] = {
             commands.VIEW: lambda r: self.run_view(r.command.name, r.options),
             "advise": lambda r: self.run_advise(r.options),
+            "steps": lambda r: deliver(without_gc(run_steps, self._models(), self.current,
+                                                  r.options)),
+            "kernels": lambda r: deliver(without_gc(run_kernels, self.model, r.options)),
             "set": self._set,
             "help": lambda r: Reply(text=help_text(r.args)),
             "quit": lambda r: Reply(quit=True),
@@ -65,6 +88,7 @@ class Session:
             "load": lambda r: self.load(r.args[0], r.args[1]),
             "unload": lambda r: self.unload(r.args[0]),
             "capture": lambda r: self.capture(r.args[0], r.args[1:]),
+            "ui": self._ui,
         }
         #: Where long commands (capture) report progress; None: silently.
         self.progress: Optional[Callable[[str], None]] = None
@@ -157,6 +181,9 @@ class Session:
             raise OptionError("%s %s: no such profile; loaded: %s"
                               % (what, name, ", ".join(self.profiles)))
 
+    def _models(self) -> dict[str, Model]:
+        return {name: views.model for name, views in self.profiles.items()}
+
     def _profile_rows(self) -> list[ProfileRow]:
         return [ProfileRow(name, name == self.current, views.model)
                 for name, views in self.profiles.items()]
@@ -233,8 +260,17 @@ class Session:
 
     def run_advise(self, opts: Options) -> Reply:
         """Run the checkers chosen by ``opts.checkers`` and deliver the advice."""
-        advice, notes = advise(self.profile, opts.checkers)
+        subject = _AdviceSubject(self.profile, self._models())
+        advice, notes = advise(subject, opts.checkers)
         return deliver(render_advice(advice, notes, opts))
+
+    def _ui(self, request: commands.Request) -> Reply:
+        if request.args:
+            raise UsageError("ui takes no arguments (tfprof ui --port N chooses the port)")
+        if self.serve_ui is None:
+            raise UsageError("ui: serve a browser with `tfprof ui INPUTS`, or type ui "
+                             "in the interactive shell")
+        return Reply(notes=["web UI: %s" % self.serve_ui()])
 
     def _set(self, request: commands.Request) -> Reply:
         opts = request.options

@@ -7,6 +7,12 @@ from __future__ import annotations
 ACCELERATOR_UTILIZATION = "AcceleratorUtilizationChecker"
 OPERATION = "OperationChecker"
 EXPENSIVE_OPERATION = "ExpensiveOperationChecker"
+INPUT_BOUND = "InputBoundChecker"
+STARVED_DEVICE = "StarvedDeviceChecker"
+COMMUNICATION = "CommunicationChecker"
+COPIES = "CopiesChecker"
+SYNC_STALL = "SyncStallChecker"
+STRAGGLER = "StragglerChecker"
 
 #: Checker name -> one sentence of help, in display order.
 CHECKER_HELP: dict[str, str] = {
@@ -14,5 +20,18 @@ CHECKER_HELP: dict[str, str] = {
     OPERATION: "Points out unfused batch normalization and NHWC data layout on GPU.",
     EXPENSIVE_OPERATION: "Lists the most time-consuming op types, top-level scopes and "
                          "call sites.",
+    INPUT_BOUND: "Steps that spend a large share of their time waiting on the input "
+                 "pipeline.",
+    STARVED_DEVICE: "A device idle most of the step while the host had not launched its "
+                    "work yet, or busy with many tiny kernels.",
+    COMMUNICATION: "Steps bound by communication, and communication that overlaps "
+                   "compute poorly.",
+    COPIES: "Host-to-device copies in every step (the batch: pinned memory, prefetch).",
+    SYNC_STALL: "Host synchronisation waits inside the step (device syncs, .item()).",
+    STRAGGLER: "With several profiles loaded (ranks of a job): the one slowest in most "
+               "steps, and what it waited on.",
 }
+#: The original engine's checkers: the only ones `advise` runs by default on the
+#: inputs the engine reads (ProfileProto, graph + run metadata), as it does.
+ENGINE_CHECKERS: tuple[str, ...] = (ACCELERATOR_UTILIZATION, OPERATION, EXPENSIVE_OPERATION)
 CHECKER_NAMES: tuple[str, ...] = tuple(CHECKER_HELP)

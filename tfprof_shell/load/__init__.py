@@ -19,6 +19,10 @@ def load_model(inputs: Inputs) -> Model:
         from .graph import load_graph_route
         model = load_graph_route(inputs.graph_path, inputs.run_meta_paths,
                                  inputs.op_log_path, inputs.step_ids)
+        if inputs.run_meta_paths:
+            from .runmeta_intervals import RunMetaIntervals
+            model.set_interval_source(RunMetaIntervals(inputs.run_meta_paths,
+                                                       inputs.step_ids or None))
     else:
         raise UsageError("no input: give --profile_path=FILE or --graph_path=FILE")
     if inputs.checkpoint_path:

@@ -28,8 +28,10 @@ from typing import Any, Optional, Sequence
 from ..errors import LoadError
 from ..model import Model, Source
 from .files import read_bytes
-from .records import CPU_DEVICE, GPU_DEVICE, GPU_STREAM_ALL, StatRecord, add_exec
+from .records import CPU_DEVICE, GPU_DEVICE, GPU_STREAM_ALL, StatRecord, add_exec, node_for
 from .runmeta import add_run_metadata
+from .torch_intervals import TorchIntervals, keep_events
+from .xla import KERNEL_TYPE
 
 _COMPUTE_SUFFIX = " Compute"
 _PROFILER_STEP = re.compile(r"ProfilerStep#(\d+)")
@@ -215,7 +217,8 @@ def add_torch_trace(model: Model, index: int, events: Sequence[dict[str, Any]]) 
         if op is not None:
             gpu = int(args.get("device", 0) or 0)
             op.append(gpu)
-            kernels.append((float(ev.get("ts", 0)), float(ev.get("dur", 0)), op[2], op[3], gpu))
+            kernels.append((float(ev.get("ts", 0)), float(ev.get("dur", 0)), op[2], op[3], gpu,
+                            str(ev.get("name", ""))))
     # The engine keeps a node's cpu records on its first device only, so every
     # execution of a node goes on its GPU if any of them launched kernels.
     gpu_of: dict[str, int] = {}
@@ -231,9 +234,10 @@ def add_torch_trace(model: Model, index: int, events: Sequence[dict[str, Any]]) 
             on_gpu = gpu_of.get(op[2])
             device = CPU_DEVICE % 0 if on_gpu is None else GPU_DEVICE % (0, on_gpu)
         records.append((op[0], op[1], op[2], op[3], device, _step_at(marks, op[0], index)))
-    for start, dur, name, op_type, gpu in kernels:
+    for start, dur, name, op_type, gpu, _ in kernels:
         records.append((start, dur, name, op_type, GPU_STREAM_ALL % (0, gpu),
                         _step_at(marks, start, index, last=True)))
+    add_kernel_types(model, [(k[2], k[3], k[5]) for k in kernels])
     records.sort(key=lambda r: (r[0], r[2]))
     left_out = 0
     for start, dur, name, op_type, device, step in records:
@@ -242,6 +246,13 @@ def add_torch_trace(model: Model, index: int, events: Sequence[dict[str, Any]]) 
             continue
         add_exec(model, step, device, name, op_type, int(start), max(_micros(dur), 0))
     return left_out
+
+
+def add_kernel_types(model: Model, kernels: Sequence[tuple[str, str, str]]) -> None:
+    """Give each (node, op type, kernel name) node the extra op type ``kernel:<name>``,
+    as the XLA route does, so -account_type_regexes 'kernel:...' selects it."""
+    for name, op_type, kernel in kernels:
+        node_for(model, name, op_type).op_types.add(KERNEL_TYPE + kernel)
 
 
 def load_chrome_traces(paths: Sequence[str], graph_path: Optional[str] = None,
@@ -263,6 +274,7 @@ def load_chrome_traces(paths: Sequence[str], graph_path: Optional[str] = None,
             add_op_log(model, op_log, id_to_string)
     left_out = 0
     count = len(paths)
+    torch_files = []
     for i, path in enumerate(paths):
         entry = "entry %d of %d" % (i + 1, count) if count > 1 else ""
         events = read_trace_events(path, entry)
@@ -271,6 +283,7 @@ def load_chrome_traces(paths: Sequence[str], graph_path: Optional[str] = None,
             add_tf_timeline(model, i, events, types_from_graph=bool(graph_path))
         elif flavor == "pytorch":
             left_out += add_torch_trace(model, i, events)
+            torch_files.append(keep_events(events))
         else:
             raise LoadError("--profile_path %s%s: a Chrome trace, but neither a TensorFlow "
                             "timeline (events with args.name and args.op) nor a PyTorch "
@@ -280,4 +293,6 @@ def load_chrome_traces(paths: Sequence[str], graph_path: Optional[str] = None,
         add_op_log(model, op_log, id_to_string)
     if left_out:
         model.notes.append("%d op executions outside any ProfilerStep were left out" % left_out)
+    if torch_files:
+        model.set_interval_source(TorchIntervals(torch_files))
     return model

@@ -91,7 +91,7 @@ def xla_stats(stats: dict[str, Any]) -> Optional[tuple[str, int, str]]:
 class _NodeFacts:
     __slots__ = ("types", "gpu", "trace")
 
-    def __init__(self, gpu: int) -> None:
+    def __init__(self, gpu: Optional[int]) -> None:
         self.types: set[str] = set()
         self.gpu = gpu
         self.trace: tuple[Frame, ...] = ()
@@ -106,6 +106,8 @@ class XlaKernels:
         #: (execution, its HLO op) for each kernel that starts an HLO op execution.
         self.runs: list[tuple[Timed, str]] = []
         self.kinds: Counter[int] = Counter()
+        #: the same for XLA thunks on host threads (:mod:`.xla_cpu`)
+        self.thunk_kinds: Counter[int] = Counter()
         self._last_on_line: dict[Any, str] = {}
         self._mapped: dict[tuple[tuple[str, int, str], str], KernelOp] = {}
 
@@ -141,6 +143,18 @@ class XlaKernels:
             self.runs.append((ex, run_key))
         self._last_on_line[line] = run_key
 
+    def record_thunks(self, name: str, op: KernelOp, kernel: str, count: int) -> None:
+        """:meth:`record` of ``count`` thunks (:mod:`.xla_cpu`) of node ``name`` at once
+        (each thunk is one run, as any host execution: no run counting here)."""
+        self.thunk_kinds[op.kind] += count
+        facts = self.nodes.get(name)
+        if facts is None:
+            facts = self.nodes[name] = _NodeFacts(None)
+        if not facts.trace and op.program is not None and op.instruction is not None:
+            facts.trace = op.program.trace(op.instruction)
+        facts.types.add(HLO_OP_TYPE + op.hlo_op)
+        facts.types.add(KERNEL_TYPE + kernel)
+
     def apply(self, model: Model, host_index: int) -> None:
         """Give the model's XLA nodes their types, device, run counts and traces.
 
@@ -151,7 +165,7 @@ class XlaKernels:
             if node is None:  # all its executions fell outside the steps
                 continue
             node.op_types.update(facts.types)
-            if not node.canonical_device:
+            if not node.canonical_device and facts.gpu is not None:
                 node.canonical_device = GPU_DEVICE % (host_index, facts.gpu)
                 node.host_device = CPU_DEVICE % host_index
                 node.op_types.add(node.canonical_device)
@@ -196,4 +210,24 @@ def xla_notes(collectors: Sequence[XlaKernels]) -> list[str]:
     if kinds[HLO_ONLY]:
         notes.append("%d kernels ran HLO ops that name no framework op: they are accounted "
                      "as <module>/<hlo op>, typed by the HLO opcode" % kinds[HLO_ONLY])
+    return notes + _thunk_notes(collectors, programs, broken)
+
+
+def _thunk_notes(collectors: Sequence[XlaKernels], programs: int, broken: int) -> list[str]:
+    """The lines of :func:`xla_notes` for XLA thunks run on host threads."""
+    kinds: Counter[int] = Counter()
+    for c in collectors:
+        kinds.update(c.thunk_kinds)
+    notes = []
+    if kinds[UNRESOLVED]:
+        stored = "the profile stores %d HLO programs" % programs
+        if broken:
+            stored += ", %d of them unreadable" % broken
+        notes.append("%d XLA thunks ran HLO ops that the profile's HLO metadata does not "
+                     "describe (%s): they are accounted as <module>/<hlo op>"
+                     % (kinds[UNRESOLVED], stored))
+    if kinds[HLO_ONLY]:
+        notes.append("%d XLA thunks ran HLO ops that name no framework op: they are "
+                     "accounted as <module>/<hlo op>, typed by the HLO opcode"
+                     % kinds[HLO_ONLY])
     return notes

@@ -14,6 +14,11 @@ Read with our own wire-compatible schema (no TensorFlow needed). The mapping:
   launch time on ``.../device:gpu:<n>``, as in RunMetadata. Kernels of
   XLA programs (``hlo_op`` and ``program_id`` stats: JAX, jit-compiled TF)
   count for the framework op of their HLO instruction instead (:mod:`.xla`).
+* XLA on the CPU (JAX without an accelerator): thunk events on host threads
+  (``tf_XLA*`` lines, ``hlo_op``/``program_id`` stats) are cpu time of the
+  framework op of their HLO instruction, self times (nested thunks
+  subtracted), each program run in the step its first thunk starts in
+  (:mod:`.xla_cpu`).
 * steps: events with a ``step_num`` stat (``Trace("train", step_num=N)``,
   Keras's ``Profiled batch``) mark step N; an op execution belongs to the
   innermost marker open when it starts. Without markers everything is step 0.
@@ -43,6 +48,7 @@ from ..model import ExecMemory, ExecStep, Frame, GraphNode, LazyExecs, Model, So
 from .records import CPU_DEVICE, GPU_DEVICE
 from .runmeta import device_kind
 from .detect import host_name
+from .xspace_intervals import XSpaceIntervals
 from .xspace import Host, parse_tf_op, read_xspace_picked, time_origin
 
 
@@ -405,6 +411,31 @@ def _add_cpu_execs(model: Model, host: Host, steps: _Steps, default: Optional[in
     return left_out
 
 
+def _thunk_rows(host: Host, steps: _Steps, default: Optional[int],
+                left_out: list[int]) -> list[Row]:
+    """The host's XLA thunks (:mod:`.xla_cpu`) that ran in a step (the innermost
+    marker open at the time :func:`.xla_cpu.step_times` gives each);
+    ``left_out`` gets [count, ps] of the others."""
+    out: list[Row] = []
+    for ex, when in zip(host.thunks, host.thunk_times):
+        ex.step = steps.at(when) if default is None else default
+        if ex.step is None:
+            left_out[0] += 1
+            left_out[1] += ex.dur
+            continue
+        out.append((ex.start, ex.name, ex.dur, ex.op, ex.device, ex.step))
+    return out
+
+
+def _nothing_to_show(left_out: int) -> str:
+    """The note for a profile in which no execution was found (``left_out`` of them
+    ran outside the step markers)."""
+    if left_out:
+        return "no executions to show: every one ran outside the step markers"
+    return ("no executions to show: the profile holds no TensorFlow op events, no device "
+            "kernels that name an op and no XLA thunk events on host threads")
+
+
 def model_from_hosts(hosts: Sequence[Host], ref_ns: int, source: Source) -> Model:
     """Build a Model from hosts read onto one time axis (picoseconds after ``ref_ns``)."""
     model = Model(source)
@@ -416,8 +447,9 @@ def model_from_hosts(hosts: Sequence[Host], ref_ns: int, source: Source) -> Mode
                            "the whole profile is step 0")
     unattributed = 0
     rows: list[Row] = []
-    fast = (len(hosts) == 1 and not hosts[0].kernels
+    fast = (len(hosts) == 1 and not hosts[0].kernels and not hosts[0].thunks
             and _plain_cpu(device_kind(CPU_DEVICE % hosts[0].index)))
+    thunks_left_out = [0, 0]
     for host in hosts:
         unattributed += host.unattributed
         if fast:
@@ -430,6 +462,7 @@ def model_from_hosts(hosts: Sequence[Host], ref_ns: int, source: Source) -> Mode
                 if ex.step is None:  # kernels may run after the step's host work ended
                     ex.step = steps.last_started(ex.start)
             rows.append((ex.start, ex.name, ex.dur, ex.op, ex.device, ex.step))
+        rows.extend(_thunk_rows(host, steps, default, thunks_left_out))
     if fast:
         left_out = _add_cpu_execs(model, hosts[0], steps, default, ref_ps)
     else:
@@ -451,6 +484,12 @@ def model_from_hosts(hosts: Sequence[Host], ref_ns: int, source: Source) -> Mode
     if unattributed:
         model.notes.append("%d device events name no TensorFlow op and were left out"
                            % unattributed)
+    if thunks_left_out[0]:
+        model.notes.append("%d XLA thunk executions (%d us) outside any step marker were "
+                           "left out" % (thunks_left_out[0],
+                                         (thunks_left_out[1] + 500_000) // 1_000_000))
+    if not model.nodes:
+        model.notes.append(_nothing_to_show(left_out + thunks_left_out[0]))
     collectors = [host.xla for host in hosts if host.xla is not None]
     if collectors:
         from .xla import xla_notes
@@ -476,6 +515,7 @@ def load_xplane(paths: Sequence[str], note: str = "") -> Model:
         hosts.append(Host(space, i, prefix, epoch - ref_ns, path, picked))
         del space, picked
     model = model_from_hosts(hosts, ref_ns or 0, Source("xplane", tuple(paths), note))
+    model.set_interval_source(XSpaceIntervals(paths))
     if note:
         model.notes.insert(0, note)
     return model

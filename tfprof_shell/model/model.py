@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+from .intervals import IntervalSource, Intervals, intervals_from_nodes
 from .node import GraphNode
 
 
@@ -44,6 +45,8 @@ class Model:
         self._has_trace = has_trace
         self._trace_check: Optional[Callable[[], bool]] = None
         self._sorted: Optional[list[GraphNode]] = None
+        self._interval_source: Optional[Callable[[], Intervals]] = None
+        self._intervals: Optional[Intervals] = None
 
     @property
     def has_trace(self) -> bool:
@@ -79,3 +82,17 @@ class Model:
         if self._sorted is None or len(self._sorted) != len(self.nodes):
             self._sorted = [self.nodes[k] for k in sorted(self.nodes)]
         return self._sorted
+
+    def set_interval_source(self, source: "IntervalSource | Callable[[], Intervals]") -> None:
+        """Where :meth:`intervals` comes from (a loader's reader, called once when asked)."""
+        self._interval_source = source
+        self._intervals = None
+
+    def intervals(self) -> Intervals:
+        """The profile's time intervals, built on first use (from the loader's source,
+        else from the nodes' execution times)."""
+        if self._intervals is None:
+            source = self._interval_source
+            self._intervals = source() if source is not None else intervals_from_nodes(
+                self.nodes.values())
+        return self._intervals

@@ -31,6 +31,7 @@ from itertools import chain
 from typing import Callable, Optional, Sequence
 
 from ..errors import LoadError, UserError
+from .intervals import Intervals
 from .model import Model, Source
 from .node import ExecStep, Frame, GraphNode, LazyExecs
 
@@ -191,6 +192,7 @@ def unpack_model(data: bytes, reload: Optional[Callable[[], Model]] = None) -> M
     execs = SummaryExecs(model.source, [r[0] for r in rows], counts, steps,
                          _columns(raw_values), values_deferred, reload, model.later_notes)
     offsets = execs.offsets
+    model.set_interval_source(execs.full_intervals)
     if has_trace == _HAS_TRACE_FROM_RELOAD:
         model.defer_has_trace(execs.full_has_trace)
     nodes = model.nodes
@@ -302,6 +304,10 @@ class SummaryExecs:
     def full_has_trace(self) -> bool:
         """Whether the full model has code traces."""
         return self._full_model("code traces").has_trace
+
+    def full_intervals(self) -> Intervals:
+        """The full model's time intervals (steps and kernels need them)."""
+        return self._full_model("step intervals").intervals()
 
     def _where(self) -> str:
         return ", ".join(self._source.paths) or self._source.kind

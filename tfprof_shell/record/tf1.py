@@ -1,6 +1,6 @@
 """TF1 graph mode: trace training steps of ``Session.run`` with FULL_TRACE.
 
-``BaseSession.run`` and ``make_callable`` are patched. Each call made from the
+``BaseSession.run`` and ``make_callable`` are patched (:mod:`.session_run`). Each call made from the
 main thread is counted by its signature (graph, fetches, fed keys); calls of
 the dominant signature are the training steps (MonitoredTrainingSession's
 hooks add their fetches to the same real ``run``). After ``--warmup`` steps,
@@ -12,23 +12,21 @@ graph grew) also writes ``graph.pb`` and ``op_log``.
 
 from __future__ import annotations
 
-import functools
 import threading
 from typing import Any, Callable, NamedTuple, Optional
 
 from . import layout
 from .oplog import build_op_log
 from .process import ProcessRecording
+from .session_run import SessionRunPatch, TracedCall, full_trace
 from .steps import Dominant, StepPlan
 
 #: Fetch structures larger than this are told apart by size only.
 _MAX_LEAVES = 256
 
 
-class _Traced(NamedTuple):
+class _Step(NamedTuple):
     step: int
-    options: Any
-    run_metadata: Any
     fed_shapes: dict
 
 
@@ -92,36 +90,7 @@ class SessionRecorder:
 
     def install(self) -> None:
         """Patch ``BaseSession.run`` and ``BaseSession.make_callable``."""
-        from tensorflow.python.client import session as tf_session
-
-        base = tf_session.BaseSession
-        original_run = base.run
-        original_make_callable = base.make_callable
-        recorder = self
-
-        @functools.wraps(original_run)
-        def tfprof_record_session_run(self, fetches, feed_dict=None, options=None,
-                                      run_metadata=None):
-            traced = None
-            if not recorder.done and threading.get_ident() == recorder.main_thread:
-                traced = recorder.guard(recorder.before_run, self, fetches, feed_dict,
-                                        options, run_metadata)
-            if traced is None:
-                return original_run(self, fetches, feed_dict, options, run_metadata)
-            result = original_run(self, fetches, feed_dict, traced.options, traced.run_metadata)
-            recorder.guard(recorder.after, self, traced)
-            return result
-
-        @functools.wraps(original_make_callable)
-        def tfprof_record_make_callable(self, fetches, feed_list=None, accept_options=False):
-            call = original_make_callable(self, fetches, feed_list, accept_options)
-            if feed_list is not None:  # TensorFlow runs these through run()
-                return call
-            wrapped = recorder.guard(recorder.wrap_callable, self, call, fetches, original_run)
-            return call if wrapped is None else wrapped
-
-        base.run = tfprof_record_session_run
-        base.make_callable = tfprof_record_make_callable
+        SessionRunPatch(self, callables=True).install()
 
     def guard(self, fn: Callable, *args: Any) -> Any:
         """Run one of our steps; an internal error stops recording and returns None."""
@@ -132,36 +101,39 @@ class SessionRecorder:
             self.recording.fail("Session.run", exc)
             return None
 
-    def wrap_callable(self, session: Any, call: Callable, fetches: Any,
-                      original_run: Callable) -> Callable:
-        """A ``make_callable`` callable whose traced steps go through ``run`` with tracing."""
-        key = ("callable", id(session.graph), fetch_key(fetches))
-        recorder = self
-
-        @functools.wraps(call)
-        def tfprof_record_callable(*args, **kwargs):
-            traced = None
-            if not recorder.done and threading.get_ident() == recorder.main_thread:
-                traced = recorder.guard(recorder.before, session, key, kwargs.get("options"),
-                                        kwargs.get("run_metadata"))
-            if traced is None:
-                return call(*args, **kwargs)
-            result = original_run(session, fetches, None, traced.options, traced.run_metadata)
-            recorder.guard(recorder.after, session, traced)
-            return result
-
-        return tfprof_record_callable
+    def wanted(self) -> bool:
+        """Whether calls are still counted: recording goes on, and this is the main thread."""
+        return not self.done and threading.get_ident() == self.main_thread
 
     def before_run(self, session: Any, fetches: Any, feed_dict: Any, options: Any,
-                   run_metadata: Any) -> Optional[_Traced]:
-        """``before`` for a ``run`` call."""
+                   run_metadata: Any) -> Optional[TracedCall]:
+        """Count a ``run`` call; its tracing if it is a step to trace."""
+        if not self.wanted():
+            return None
+        return self.guard(self._before_run, session, fetches, feed_dict, options, run_metadata)
+
+    def before_callable(self, session: Any, fetches: Any, options: Any,
+                        run_metadata: Any) -> Optional[TracedCall]:
+        """Count a ``make_callable`` call; its tracing if it is a step to trace."""
+        if not self.wanted():
+            return None
+        key = ("callable", id(session.graph), fetch_key(fetches))
+        return self.guard(self.before, session, key, options, run_metadata)
+
+    def after_run(self, session: Any, call: TracedCall) -> None:
+        """Write what the traced step gave."""
+        self.guard(self.after, session, call)
+
+    def _before_run(self, session: Any, fetches: Any, feed_dict: Any, options: Any,
+                    run_metadata: Any) -> Optional[TracedCall]:
         key = (id(session.graph), fetch_key(fetches), feed_key(feed_dict))
         traced = self.before(session, key, options, run_metadata)
         if traced is not None and feed_dict:
-            traced.fed_shapes.update(fed_shapes(feed_dict))
+            traced.data.fed_shapes.update(fed_shapes(feed_dict))
         return traced
 
-    def before(self, session: Any, key: Any, options: Any, run_metadata: Any) -> Optional[_Traced]:
+    def before(self, session: Any, key: Any, options: Any,
+               run_metadata: Any) -> Optional[TracedCall]:
         """Count the call; the tracing options if it is a step to trace."""
         step = self.dominant.step_of(key)
         if step is None or not self.plan.wants(step):
@@ -175,28 +147,22 @@ class SessionRecorder:
             self.done = True
             return None
         self.dominant.lock(key)
-        from tensorflow.core.protobuf import config_pb2
+        traced_options, run_metadata = full_trace(options, run_metadata)
+        return TracedCall(traced_options, run_metadata, _Step(step, {}))
 
-        traced_options = config_pb2.RunOptions()
-        if options is not None:
-            traced_options.CopyFrom(options)
-        traced_options.trace_level = max(traced_options.trace_level, config_pb2.RunOptions.FULL_TRACE)
-        if run_metadata is None:
-            run_metadata = config_pb2.RunMetadata()
-        return _Traced(step, traced_options, run_metadata, {})
-
-    def after(self, session: Any, traced: _Traced) -> None:
+    def after(self, session: Any, call: TracedCall) -> None:
         """Write the step's RunMetadata (and the graph and op log when they are new)."""
+        traced = call.data
         rec = self.recording
         with rec.lock, rec.timed():
             graph = session.graph
             version = (id(graph), graph.version)
             if version != self.graph_version:
                 rec.write(layout.GRAPH, graph.as_graph_def(add_shapes=True).SerializeToString())
-                rec.write(layout.OP_LOG, build_op_log(graph, traced.run_metadata,
+                rec.write(layout.OP_LOG, build_op_log(graph, call.run_metadata,
                                                       traced.fed_shapes))
                 self.graph_version = version
-            rec.write(layout.run_meta_name(traced.step), traced.run_metadata.SerializeToString())
+            rec.write(layout.run_meta_name(traced.step), call.run_metadata.SerializeToString())
             if traced.step >= self.plan.last():
                 rec.status = "complete"
                 self.done = True

@@ -1,6 +1,6 @@
 """The displayed tree (or op list) as JSON, for scripts (`-output json[:outfile=F]`).
 
-The document is described in README ("JSON output"); its shape is stable
+The document is described in docs/api.md ("JSON output"); its shape is stable
 and versioned by ``schema_version``. Every number is raw: bytes,
 microseconds or counts, never a formatted string.
 """

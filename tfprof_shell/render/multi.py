@@ -7,7 +7,7 @@ the current profile is marked ``+`` (ratio "new"), one only in the base
 the combined values, then with ``-by_profile`` each profile's own, and
 ``[in K of N]`` when only some profiles have the node. `-output
 file:outfile=F` writes the text to F; `json[:outfile=F]` gives the
-document described in README ("Comparing and combining profiles").
+document described in docs/comparing.md.
 """
 
 from __future__ import annotations
@@ -21,6 +21,9 @@ from ..formats import FORMATTERS
 from .base import Rendered
 from .json_out import SCHEMA_VERSION, UNIT_NAMES, numeric_attributes
 from .text import LEGEND
+
+#: Column labels: the single view's, and occurrence as the run count it is here.
+_LEGEND = dict(LEGEND, occurrence="run count")
 
 
 def render_multi(result: MultiResult) -> Rendered:
@@ -80,7 +83,7 @@ def _header(result: MultiResult) -> str:
 
 
 def _legend(result: MultiResult, attrs: Sequence[str]) -> str:
-    labels = [LEGEND[a] for a in attrs]
+    labels = [_LEGEND[a] for a in attrs]
     if result.mode == DIFF:
         current, base = result.sides
         cols = ["%s: %s vs %s, delta, ratio" % (label, current.name, base.name)

@@ -332,6 +332,12 @@ class TimelineRenderer:
                     rendered.notes.append(note)
         files: list[tuple[str, Trace]] = []
         if self.opts.output.flag("merge"):
+            model = self.last.model if self.last is not None else None
+            if model is not None and self.last is not None and self.last.view == "graph":
+                from .steps_timeline import add_step_categories
+                for p in self.parts:
+                    if p.trace is not None:
+                        add_step_categories(p.trace, model, p.step)
             traces = [(p.step, p.trace) for p in self.parts if p.trace is not None]
             rendered.text = "".join(p.text for p in self.parts)
             if traces:

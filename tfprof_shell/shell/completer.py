@@ -153,6 +153,8 @@ class CompletionEngine:
         if kind == O.REGEX_LIST:
             _head, item = _split_item(current)
             return self._names(spec, item, cmd)
+        if kind == O.DEVICE:
+            return _matching(current, [("all", "every device")])
         if spec.name in ("step", "base_step"):
             steps = [("-1", "average over the steps each node ran in")]
             steps += [(str(s), "recorded step") for s in self.steps]

@@ -10,11 +10,12 @@ crashed on it).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
 import traceback
-from typing import TYPE_CHECKING, Callable, Iterator, Optional, Protocol, TextIO
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Protocol, TextIO
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.auto_suggest import AutoSuggestFromHistory
@@ -145,6 +146,22 @@ class Repl:
             key_bindings=self._bindings(), style=STYLE, enable_suspend=True,
             input=input, output=output)
         self._long_hint_shown = False
+        #: The web UI serving this session once `ui` was typed (see _serve_ui).
+        self.ui_server: Any = None
+        self.ui_lock: Any = contextlib.nullcontext()
+        session.serve_ui = self._serve_ui
+
+    def _serve_ui(self) -> str:
+        """`ui`: start the web UI on this session once; its URL."""
+        if self.ui_server is None:
+            from ..ui import require_server
+            require_server()
+            from ..ui.runner import LineRunner
+            from ..ui.server import UiServer
+            runner = LineRunner(self.session)
+            self.ui_server = UiServer(runner, log=self.stderr).start()
+            self.ui_lock = runner.lock  # the page and the prompt take turns on the session
+        return self.ui_server.url
 
     def _message(self) -> list[tuple[str, str]]:
         """``tfprof> ``, or ``tfprof[NAME]> `` while several profiles are loaded."""
@@ -177,7 +194,8 @@ class Repl:
     def one_line(self, line: str) -> bool:
         """Run one line; True if the shell should leave."""
         sink: Writer = _Capture() if self.terminal else self.stdout
-        _code, quit_ = run_line(self.session, line, sink, self.stderr, self.color)
+        with self.ui_lock:
+            _code, quit_ = run_line(self.session, line, sink, self.stderr, self.color)
         if isinstance(sink, _Capture):
             self.show(sink.text())
         return quit_
@@ -201,7 +219,8 @@ class Repl:
 
     def _toolbar(self) -> str:
         try:
-            return toolbar_text(self.session, self.pager_on)
+            url = self.ui_server.url if self.ui_server is not None else ""
+            return toolbar_text(self.session, self.pager_on, url)
         except Exception:  # the toolbar is a nicety; never let it break the prompt
             return ""
 

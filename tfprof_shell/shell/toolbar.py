@@ -32,8 +32,8 @@ def short_path(path: str) -> str:
     return "%s/%s" % (parent, os.path.basename(norm)) if parent else os.path.basename(norm)
 
 
-def toolbar_text(session: Session, pager_on: bool) -> str:
-    """One line: profile, node count and steps; sticky options; key hints."""
+def toolbar_text(session: Session, pager_on: bool, ui_url: str = "") -> str:
+    """One line: profile, node count and steps; sticky options; the web UI's URL; key hints."""
     model = session.model
     paths = model.source.paths
     where = short_path(paths[0]) if paths else "?"
@@ -43,6 +43,8 @@ def toolbar_text(session: Session, pager_on: bool) -> str:
         parts[0] = "%s (%d profiles) %s" % (session.label, len(session.profiles), parts[0])
     sticky = changed_options(session.options)
     parts.append("set: " + " ".join(sticky) if sticky else "set: defaults")
+    if ui_url:
+        parts.append("ui " + ui_url)
     parts.append("pager %s [F3]" % ("on" if pager_on else "off"))
     parts.append("Tab complete  help  Ctrl-D quit")
     return " | ".join(parts)

@@ -38,6 +38,12 @@ def _without_gc(fn: Callable[..., T], *args: Any) -> T:
             gc.enable()
 
 
+def without_gc(fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)`` with the cyclic garbage collector paused (see _without_gc):
+    for commands outside the view cache that allocate a lot at once (steps)."""
+    return _without_gc(fn, *args)
+
+
 class ProfileViews:
     """A model plus its views, each built on first use and kept.
 

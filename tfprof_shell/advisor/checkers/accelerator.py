@@ -4,11 +4,15 @@ For every node placed on a GPU, the record of the highest step it ran in
 is taken; per device the span runs from the earliest non-zero start to the
 latest end (every record of the node counts, e.g. ``stream:14``), and
 the busy time is the sum of the nodes' accelerator (``stream:all``) time.
+Where that sum exceeds the span (executions on several streams overlap, or
+sub-µs kernels rounded up to 1 µs), the busy time is the union of the
+executions instead, so the utilization never exceeds 1.0.
 """
 
 from __future__ import annotations
 
 from ..catalog import ACCELERATOR_UTILIZATION as NAME
+from ...views.interval_math import length, union
 from .base import Checker, Findings, Subject, on_accelerator
 
 
@@ -17,12 +21,13 @@ GOOD_UTILIZATION = 0.5
 
 
 class _Span:
-    __slots__ = ("start", "end", "busy")
+    __slots__ = ("start", "end", "busy", "execs")
 
     def __init__(self) -> None:
         self.start = 0
         self.end = 0
         self.busy = 0
+        self.execs: list[tuple[int, int]] = []
 
 
 def check(subject: Subject) -> Findings:
@@ -39,13 +44,18 @@ def check(subject: Subject) -> Findings:
             span.start = min(span.start, last.all_start_micros)
         span.end = max(span.end, last.latest_end_micros)
         span.busy += last.accelerator_micros()
+        span.execs.extend((t, t + d) for execs in last.accelerator_execs.values()
+                          for t, d in execs)
     findings = Findings()
     for device in sorted(spans):
         span = spans[device]
         elapsed = span.end - span.start
         if elapsed <= 0:
             continue
-        utilization = 1.0 * span.busy / elapsed
+        busy = span.busy
+        if busy > elapsed:
+            busy = min(length(union(span.execs)), elapsed)
+        utilization = 1.0 * busy / elapsed
         low = "" if utilization >= GOOD_UTILIZATION else "low "
         findings.reports.append("device: %s %sutilization: %.2f" % (device, low, utilization))
     return findings

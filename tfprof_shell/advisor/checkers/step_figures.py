@@ -1,0 +1,66 @@
+"""The step breakdown the step checkers read, made once per profile, in µs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from ...model import Model
+from ...model.intervals import HAS_LAUNCH, HOST_OPS, Intervals
+from ...views.step_values import device_values, host_values
+from ...views.interval_math import intersect, length, union
+from ...views.steps import StepBreakdown, StepsResult, device_segments, step_breakdowns
+
+
+@dataclass
+class StepFigures:
+    """Every step's device (busiest device) and host figures, in µs."""
+
+    result: StepsResult
+    intervals: Intervals
+
+    def device(self, s: StepBreakdown) -> Optional[dict[str, Optional[int]]]:
+        """The figures of the step's busiest device, None without devices."""
+        if not s.devices:
+            return None
+        name = self.busiest(s)
+        return device_values(s.devices[name], self.result.has)
+
+    def busiest(self, s: StepBreakdown) -> str:
+        return max(s.devices, key=lambda n: s.devices[n].busy)
+
+    def host(self, s: StepBreakdown) -> dict[str, Optional[int]]:
+        return host_values(s.host, self.result.has)
+
+    def host_ops_during(self, s: StepBreakdown, label: str, top: int = 3) -> list[str]:
+        """The host ops that ran longest while the busiest device's time was ``label``."""
+        name = self.busiest(s)
+        events = [e for e in self.intervals.devices if e.step == s.step and e.device == name]
+        spans = union((a, b) for a, b, what in device_segments(
+            events, HAS_LAUNCH in self.intervals.has) if what == label)
+        time: dict[str, int] = {}
+        for e in self.intervals.host:
+            if e.kind == HOST_OPS and e.end > s.start and e.start < s.end:
+                t = length(intersect([(e.start, e.end)], spans))
+                if t:
+                    time[e.name] = time.get(e.name, 0) + t
+        best = sorted(time.items(), key=lambda kv: -kv[1])[:top]
+        return ["%s (%dus)" % (n, (t + 500) // 1000) for n, t in best]
+
+
+def step_figures(model: Model) -> Optional[StepFigures]:
+    """The figures of ``model``'s steps, or None when it has no steps."""
+    iv = model.intervals()
+    cached = getattr(iv, "_advice_figures", None)
+    if cached is not None:
+        return cached
+    if not iv.marks:
+        return None
+    figures = StepFigures(step_breakdowns(iv), iv)
+    setattr(iv, "_advice_figures", figures)
+    return figures
+
+
+def share(part: Optional[int], whole: Optional[int]) -> float:
+    """part / whole, 0 when either is unknown or whole is 0."""
+    return part / whole if part and whole else 0.0

@@ -1,0 +1,171 @@
+"""PyTorch profiler traces -> Intervals (device events, launches, syncs, input, steps).
+
+At load time :func:`keep_events` only picks the fields of the events a step
+breakdown reads (small tuples of references: the event dicts are freed);
+:class:`TorchIntervals` turns them into intervals when a command first asks. A device event belongs to the step of the runtime
+call its ``correlation`` id names (HTA's rule), else to the step its start
+falls in.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from typing import Any, Optional, Sequence
+
+from ..model.intervals import (HAS_BYTES, HAS_DEVICE, HAS_HOST_COMM, HAS_HOST_OPS,
+                               HAS_INPUT, HAS_LAUNCH, HAS_MARKERS, HAS_SYNC,
+                               HOST_COMMUNICATION, HOST_OPS, INPUT, LAUNCH, MEMSET, SYNC,
+                               DeviceEvent, HostEvent, Intervals, StepMark, classify_kernel,
+                               copy_kind)
+
+_DEVICE_CATS = frozenset(("kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset"))
+_RUNTIME_CATS = frozenset(("cuda_runtime", "cuda_driver", "Runtime", "Driver"))
+_HOST_CATS = frozenset(("cpu_op", "operator", "user_annotation"))
+_STEP = re.compile(r"ProfilerStep#(\d+)")
+_INPUT = re.compile(r"DataLoader.*__next__|dataloader\.py\(\d+\): __next__")
+_SYNC = re.compile(r"(cuda|cu|hip)(Device|Stream|Event|Ctx)Synchronize|cudaMemcpy$"
+                   r"|cuMemcpy[DH]toH?D?$|aten::_local_scalar_dense$")
+_HOST_COLLECTIVE = re.compile(r"(gloo|c10d)[:]+|nccl:")
+
+
+#: What :func:`keep_events` keeps of one event: a tuple of references, no dict.
+Kept = tuple  # (cat, name, ts, dur, tid, correlation, device, stream, bytes)
+
+
+def keep_events(events: Sequence[dict[str, Any]]) -> list[Kept]:
+    """The fields :class:`TorchIntervals` reads of the complete events of one trace
+    (device, runtime, host-op and step events), as small tuples."""
+    kept: list[Kept] = []
+    for ev in events:
+        if ev.get("ph") != "X":
+            continue
+        cat = ev.get("cat")
+        if cat in _DEVICE_CATS or cat in _RUNTIME_CATS:
+            args = ev.get("args") or {}
+            kept.append((cat, ev.get("name", ""), ev.get("ts", 0), ev.get("dur", 0),
+                         ev.get("tid"), args.get("correlation"), args.get("device", 0),
+                         args.get("stream", ""), args.get("bytes")))
+        elif cat in _HOST_CATS or (cat == "python_function"
+                                   and "__next__" in str(ev.get("name", ""))):
+            kept.append((cat, ev.get("name", ""), ev.get("ts", 0), ev.get("dur", 0),
+                         ev.get("tid"), None, None, None, None))
+    return kept
+
+
+def _ns(value: Any) -> int:
+    try:
+        return int(round(float(value) * 1000))
+    except (TypeError, ValueError):
+        return 0
+
+
+class _Steps:
+    def __init__(self, marks: list[StepMark]) -> None:
+        self.marks = sorted(marks, key=lambda m: m.start)
+        self.starts = [m.start for m in self.marks]
+
+    def at(self, t: int) -> Optional[int]:
+        i = bisect_right(self.starts, t) - 1
+        if i >= 0 and t < self.marks[i].end:
+            return self.marks[i].step
+        return None
+
+
+class TorchIntervals:
+    """Builds the Intervals of PyTorch traces from their kept events (file i
+    without ProfilerStep markers is step i)."""
+
+    def __init__(self, files: Sequence[list[Kept]]) -> None:
+        self.files = list(files)
+
+    def __call__(self) -> Intervals:
+        out = Intervals(has=frozenset((HAS_DEVICE, HAS_LAUNCH, HAS_BYTES, HAS_SYNC, HAS_INPUT,
+                                       HAS_HOST_OPS, HAS_HOST_COMM, HAS_MARKERS)),
+                        origin="PyTorch trace events")
+        for index, events in enumerate(self.files):
+            self._add_file(out, index, events)
+        out.devices.sort()
+        out.host.sort()
+        return out
+
+    def _add_file(self, out: Intervals, index: int, events: list[Kept]) -> None:
+        marks = []
+        calls: dict[Any, tuple[int, int, str, Any]] = {}
+        for cat, name, ts, dur, tid, corr, *_ in events:
+            if cat in _RUNTIME_CATS:
+                start = _ns(ts)
+                calls[corr] = (start, start + _ns(dur), str(name), tid)
+            elif cat == "user_annotation":
+                m = _STEP.fullmatch(str(name))
+                if m:
+                    start = _ns(ts)
+                    marks.append(StepMark(int(m.group(1)), start, start + _ns(dur)))
+        if not marks:
+            times = [(_ns(e[2]), _ns(e[2]) + _ns(e[3])) for e in events]
+            lo = min((t[0] for t in times), default=0)
+            hi = max((t[1] for t in times), default=0)
+            if hi > lo:
+                marks.append(StepMark(index, lo, hi))
+        steps = _Steps(marks)
+        out.marks.extend(marks)
+        launched = set()
+        kind_of: dict[tuple[Any, str], str] = {}
+        for cat, name, ts, dur, tid, corr, device, stream, nbytes in events:
+            if cat not in _DEVICE_CATS:
+                continue
+            start = _ns(ts)
+            end = start + _ns(dur)
+            name = str(name)
+            call = calls.get(corr)
+            step = steps.at(call[0]) if call is not None else None
+            if step is None:
+                step = steps.at(start)
+            if call is not None:
+                launched.add(corr)
+            kind = kind_of.get((cat, name))
+            if kind is None:
+                kind = kind_of[(cat, name)] = (
+                    MEMSET if cat in ("gpu_memset", "Memset") else
+                    copy_kind(name) if cat in ("gpu_memcpy", "Memcpy") else
+                    classify_kernel(name))
+            out.devices.append(DeviceEvent(
+                start, end, "gpu:%s" % device, str(stream), kind, name,
+                int(nbytes) if isinstance(nbytes, (int, float)) else -1,
+                call[0] if call else -1, call[1] if call else -1, step))
+        for corr, (start, end, name, tid) in calls.items():
+            if _SYNC.match(name):
+                out.host.append(HostEvent(start, end, SYNC, name, str(tid)))
+            elif corr in launched:
+                out.host.append(HostEvent(start, end, LAUNCH, name, str(tid)))
+        kinds: dict[tuple[Any, Any], Optional[str]] = {}
+        host = out.host
+        new = tuple.__new__  # HostEvent(...) without NamedTuple's Python-level __new__
+        for cat, name, ts, dur, tid, *_ in events:
+            if cat in _DEVICE_CATS or cat in _RUNTIME_CATS:
+                continue
+            key = (cat, name)
+            kind = kinds.get(key, "")
+            if kind == "":
+                kind = kinds[key] = _host_kind(cat, str(name))
+            if kind is None:
+                continue
+            try:
+                start = int(ts * 1000 + 0.5)
+                end = start + int(dur * 1000 + 0.5)
+            except TypeError:  # not numbers: a broken event
+                start, end = _ns(ts), _ns(ts) + _ns(dur)
+            host.append(new(HostEvent, (start, end, kind, name, tid)))
+
+
+def _host_kind(cat: Any, name: str) -> Optional[str]:
+    """The kind of a host event (None: not a kind of work, e.g. a scope)."""
+    if _INPUT.search(name):
+        return INPUT
+    if _SYNC.match(name):
+        return SYNC
+    if _HOST_COLLECTIVE.match(name):
+        return HOST_COMMUNICATION
+    if cat in ("user_annotation", "python_function"):
+        return None  # scopes (record_function, ProfilerStep) cover ops, not work
+    return HOST_OPS

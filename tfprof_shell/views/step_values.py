@@ -1,0 +1,108 @@
+"""A step breakdown's figures in whole µs, None where the format cannot say.
+
+Parts stay exact: a device's parts add up to its span and the host's to the
+wall time (views.steps.micros_parts rounds them cumulatively).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ..model.intervals import (HAS_BYTES, HAS_HOST_COMM, HAS_INPUT, HAS_LAUNCH, HAS_SYNC,
+                               MEMORY_KINDS)
+from .steps import (HOST_PARTS, DeviceBreakdown, HostBreakdown, StepBreakdown, device_parts,
+                    micros_parts)
+
+#: Host parts and the fact a format must record for the part to be known.
+_HOST_NEEDS = {"sync": HAS_SYNC, "input": HAS_INPUT, "launch": HAS_LAUNCH,
+               "communication": HAS_HOST_COMM}
+
+
+def us(ns: int) -> int:
+    """ns -> whole µs, rounded half up."""
+    return (ns + 500) // 1000
+
+
+def device_values(d: DeviceBreakdown, has: frozenset[str]) -> dict[str, Optional[int]]:
+    """A device's figures in µs (None where unknown); the parts add up to ``span``."""
+    parts = micros_parts(device_parts(d))
+    span = sum(parts.values())
+    idle = parts.get("idle", (parts.get("idle_host_wait") or 0) + (parts.get("idle_queued") or 0))
+    out: dict[str, Optional[int]] = {
+        "span": span, "busy": span - idle, "compute": parts["compute"],
+        "communication": us(d.communication), "communication_exposed":
+        parts["communication_exposed"], "overlap": us(d.overlap), "memory": us(d.memory),
+        "memory_exposed": parts["memory_exposed"], "other": parts["other_exposed"],
+        "idle": idle, "idle_host_wait": parts.get("idle_host_wait"),
+        "idle_queued": parts.get("idle_queued"), "events": d.events,
+        "kernels": d.kernel_count, "short_kernels": d.short_kernels,
+    }
+    if HAS_LAUNCH not in has:
+        out["idle_host_wait"] = out["idle_queued"] = None
+    return out
+
+
+def host_values(h: HostBreakdown, has: frozenset[str]) -> dict[str, Optional[int]]:
+    """The host side in µs: wall, its parts (adding up to it), launch statistics."""
+    parts = micros_parts([(p, h.parts.get(p, 0)) for p in HOST_PARTS])
+    out: dict[str, Optional[int]] = {"wall": sum(parts.values())}
+    for part, value in parts.items():
+        need = _HOST_NEEDS.get(part)
+        out[part] = value if need is None or need in has or value else None
+    known = HAS_LAUNCH in has
+    out["launch_count"] = h.launch_count if known else None
+    out["launch_total"] = us(h.launch_total) if known else None
+    out["launch_delay_mean"] = (us(h.launch_delay_total // h.launch_count)
+                                if known and h.launch_count else None)
+    return out
+
+
+def memory_values(d: DeviceBreakdown, has: frozenset[str]) -> dict[str, dict[str, Any]]:
+    """Per copy kind: count, time (µs, union), bytes and GB/s (None if unknown)."""
+    out = {}
+    for kind in MEMORY_KINDS:
+        m = d.memory_kinds.get(kind)
+        if m is None:
+            continue
+        known = HAS_BYTES in has and m.nbytes > 0
+        out[kind] = {"count": m.count, "time": us(m.time),
+                     "bytes": m.nbytes if known else None,
+                     "gbps": round(m.nbytes / m.time, 3) if known and m.time else None}
+    return out
+
+
+#: What a straggler may have waited on: (label, where, field), device fields
+#: from its busiest device.
+_WAITS = (("device idle, host wait", "device", "idle_host_wait"),
+          ("device idle, queued", "device", "idle_queued"),
+          ("device idle", "device", "idle"),
+          ("communication", "device", "communication_exposed"),
+          ("copies", "device", "memory_exposed"),
+          ("input", "host", "input"),
+          ("sync", "host", "sync"),
+          ("host communication", "host", "communication"))
+
+
+def main_device(s: StepBreakdown, has: frozenset[str]) -> Optional[dict[str, Optional[int]]]:
+    """The µs figures of the step's busiest device (None without devices)."""
+    if not s.devices:
+        return None
+    name = max(s.devices, key=lambda n: s.devices[n].busy)
+    return device_values(s.devices[name], has)
+
+
+def waited_on(s: StepBreakdown, has: frozenset[str]) -> tuple[str, int]:
+    """The largest non-compute category of a step, and its µs ("compute", 0 if none)."""
+    dev = main_device(s, has)
+    host = host_values(s.host, has)
+    best, value = "compute", 0
+    for label, where, key in _WAITS:
+        source = dev if where == "device" else host
+        if source is None:
+            continue
+        v = source.get(key)
+        if key == "idle" and source.get("idle_host_wait") is not None:
+            continue  # split already
+        if v is not None and v > value:
+            best, value = label, v
+    return best, value

@@ -1,0 +1,339 @@
+"""Where a step's time goes: each step split into device and host categories.
+
+Definitions (HTA's, per step, on exact times; see docs/steps.md):
+
+* a device event belongs to the step of the host call that launched it (else
+  the step its start falls in); a device's *span* in a step runs from its
+  first event's start to its last event's end;
+* *busy* is the union of its events on all streams; *compute*, *memory*
+  (per copy kind) and *communication* are the unions of their kinds;
+  *overlap* is communication during compute;
+* the span splits into parts that add up to it exactly: compute, then
+  communication outside compute, memory outside both, other device work,
+  and idle (span - busy); idle splits into *host wait* (before the host
+  started the call that launched the event ending the gap) and *queued*;
+* the host side of a step (its marker) splits the same way, each instant
+  labelled by the first kind present: sync, communication, input, launch,
+  ops, and the rest (no host event at all).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from typing import Optional, Sequence
+
+from ..model.intervals import (COMMUNICATION, COMPUTE, HAS_LAUNCH,
+                               HOST_KINDS, MEMORY_KINDS, OTHER, DeviceEvent, HostEvent,
+                               Intervals, StepMark)
+from .interval_math import Span, clip, gaps, intersect, length, subtract, union
+
+#: The parts of a device's span, in the order they are taken (each outside the ones before).
+DEVICE_PARTS = ("compute", "communication_exposed", "memory_exposed", "other_exposed",
+                "idle_host_wait", "idle_queued")
+#: The parts of a step's host wall, in label order.
+HOST_PARTS = HOST_KINDS + ("rest",)
+
+
+@dataclass
+class MemoryKind:
+    """One copy kind on one device in one step."""
+
+    count: int = 0
+    time: int = 0
+    nbytes: int = 0
+
+
+@dataclass
+class DeviceBreakdown:
+    """One device in one step; times in ns. ``idle_host_wait`` and
+    ``idle_queued`` are None where the format records no launch times."""
+
+    start: int = 0
+    end: int = 0
+    events: int = 0
+    busy: int = 0
+    compute: int = 0
+    communication: int = 0
+    overlap: int = 0
+    memory: int = 0
+    other: int = 0
+    communication_exposed: int = 0
+    memory_exposed: int = 0
+    other_exposed: int = 0
+    idle: int = 0
+    idle_host_wait: Optional[int] = None
+    idle_queued: Optional[int] = None
+    memory_kinds: dict[str, MemoryKind] = field(default_factory=dict)
+    kernel_count: int = 0
+    short_kernels: int = 0
+
+    @property
+    def span(self) -> int:
+        return self.end - self.start
+
+
+@dataclass
+class HostBreakdown:
+    """The host side of one step; times in ns, ``parts`` by HOST_PARTS."""
+
+    wall: int = 0
+    parts: dict[str, int] = field(default_factory=dict)
+    launch_count: int = 0
+    launch_total: int = 0
+    launch_delay_total: int = 0
+
+
+@dataclass
+class StepBreakdown:
+    """One step: its marker, gap since the previous step, devices and host."""
+
+    step: int
+    start: int
+    end: int
+    gap_before: Optional[int]
+    devices: dict[str, DeviceBreakdown]
+    host: HostBreakdown
+
+    @property
+    def wall(self) -> int:
+        return self.end - self.start
+
+
+@dataclass
+class StepsResult:
+    """Every step's breakdown of one profile, and what its format can say."""
+
+    steps: list[StepBreakdown]
+    has: frozenset[str]
+    origin: str
+    devices: list[str]
+    notes: list[str] = field(default_factory=list)
+
+
+#: Kernels shorter than this (ns) count as tiny (launch overhead dominates).
+SHORT_KERNEL_NS = 10_000
+
+
+def _device_breakdown(events: Sequence[DeviceEvent], has_launch: bool) -> DeviceBreakdown:
+    d = DeviceBreakdown(start=min(e.start for e in events), end=max(e.end for e in events),
+                        events=len(events))
+    by_kind: dict[str, list[Span]] = {}
+    for e in events:
+        by_kind.setdefault(e.kind, []).append((e.start, e.end))
+    busy = union((e.start, e.end) for e in events)
+    compute = union(by_kind.get(COMPUTE, ()))
+    comm = union(by_kind.get(COMMUNICATION, ()))
+    memory = union(s for k in MEMORY_KINDS for s in by_kind.get(k, ()))
+    d.busy, d.compute, d.communication = length(busy), length(compute), length(comm)
+    d.overlap = length(intersect(comm, compute))
+    d.memory, d.other = length(memory), length(union(by_kind.get(OTHER, ())))
+    comm_x = subtract(comm, compute)
+    d.communication_exposed = length(comm_x)
+    both = union(compute + comm)
+    d.memory_exposed = length(subtract(memory, both))
+    d.other_exposed = d.busy - d.compute - d.communication_exposed - d.memory_exposed
+    d.idle = d.span - d.busy
+    for kind in MEMORY_KINDS:
+        spans = by_kind.get(kind)
+        if spans:
+            sizes = [e.nbytes for e in events if e.kind == kind]
+            d.memory_kinds[kind] = MemoryKind(len(spans), length(union(spans)),
+                                              sum(b for b in sizes if b > 0))
+    kernels = [e for e in events if e.kind == COMPUTE]
+    d.kernel_count = len(kernels)
+    d.short_kernels = sum(1 for e in kernels if e.end - e.start < SHORT_KERNEL_NS)
+    if has_launch:
+        d.idle_host_wait, d.idle_queued = _idle_split(events, busy)
+    return d
+
+
+def _idle_split(events: Sequence[DeviceEvent], busy: list[Span]) -> tuple[int, int]:
+    """(host wait, queued) of the gaps in ``busy``: a gap is host wait until the
+    host started the call that launched the event ending it, queued after."""
+    launch_at: dict[int, int] = {}
+    for e in events:
+        if e.launch >= 0:
+            prev = launch_at.get(e.start)
+            if prev is None or e.launch < prev:
+                launch_at[e.start] = e.launch
+    wait = queued = 0
+    for a, b in gaps(busy):
+        launch = launch_at.get(b, -1)
+        if launch < 0:
+            queued += b - a
+            continue
+        cut = min(max(launch, a), b)
+        wait += cut - a
+        queued += b - cut
+    return wait, queued
+
+
+def _host_breakdown(mark: StepMark, merged: dict[str, list[Span]],
+                    devices: Sequence[DeviceEvent]) -> HostBreakdown:
+    h = HostBreakdown(wall=mark.end - mark.start)
+    left = [(mark.start, mark.end)] if mark.end > mark.start else []
+    for kind in HOST_KINDS:
+        part = intersect(_window(merged.get(kind, []), mark.start, mark.end), left)
+        h.parts[kind] = length(part)
+        left = subtract(left, part)
+    h.parts["rest"] = length(left)
+    for e in devices:
+        if e.launch >= 0:
+            h.launch_count += 1
+            h.launch_total += max(e.launch_end - e.launch, 0)
+            h.launch_delay_total += max(e.start - e.launch_end, 0)
+    return h
+
+
+def _window(merged: list[Span], lo: int, hi: int) -> list[Span]:
+    """A merged list cut to [lo, hi), found by bisection."""
+    i = max(bisect_right(merged, (lo, lo)) - 1, 0)
+    j = bisect_right(merged, (hi, hi))
+    return clip(merged[i:j], lo, hi)
+
+
+def _host_unions(host: Sequence[HostEvent]) -> dict[str, list[Span]]:
+    by_kind: dict[str, list[Span]] = {}
+    for e in host:
+        by_kind.setdefault(e.kind, []).append((e.start, e.end))
+    return {kind: union(spans) for kind, spans in by_kind.items()}
+
+
+def step_breakdowns(iv: Intervals, steps: Optional[Sequence[int]] = None,
+                    device: str = "") -> StepsResult:
+    """The breakdown of each step of ``iv`` (those in ``steps`` if given), on
+    ``device`` only if given (a name from :meth:`Intervals.device_names`)."""
+    marks = sorted(iv.marks, key=lambda m: (m.start, m.step))
+    by_step: dict[int, dict[str, list[DeviceEvent]]] = {}
+    for e in iv.devices:
+        if e.step is not None and (not device or e.device == device):
+            by_step.setdefault(e.step, {}).setdefault(e.device, []).append(e)
+    host = _host_unions(iv.host)
+    has_launch = HAS_LAUNCH in iv.has
+    wanted = set(steps) if steps is not None else None
+    out: list[StepBreakdown] = []
+    prev_end: Optional[int] = None
+    for mark in marks:
+        gap = None if prev_end is None else max(mark.start - prev_end, 0)
+        prev_end = mark.end
+        if wanted is not None and mark.step not in wanted:
+            continue
+        devs = by_step.get(mark.step, {})
+        breakdowns = {name: _device_breakdown(evs, has_launch)
+                      for name, evs in sorted(devs.items())}
+        all_events = [e for evs in devs.values() for e in evs]
+        out.append(StepBreakdown(mark.step, mark.start, mark.end, gap, breakdowns,
+                                 _host_breakdown(mark, host, all_events)))
+    names = [device] if device else iv.device_names()
+    return StepsResult(out, iv.has, iv.origin, names)
+
+
+def average(steps: Sequence[StepBreakdown]) -> StepBreakdown:
+    """A step whose every figure is the mean over ``steps`` (a device's over the
+    steps it ran in); times stay integers (ns)."""
+    n = len(steps)
+    gaps_ = [s.gap_before for s in steps if s.gap_before is not None]
+    wall = sum(s.wall for s in steps) // n if n else 0
+    host = HostBreakdown(wall=wall)
+    for part in HOST_PARTS:
+        host.parts[part] = _mean([s.host.parts.get(part, 0) for s in steps])
+    host.parts["rest"] += wall - sum(host.parts.values())  # integer means add up to the wall
+    host.launch_count = _mean([s.host.launch_count for s in steps])
+    host.launch_total = _mean([s.host.launch_total for s in steps])
+    host.launch_delay_total = _mean([s.host.launch_delay_total for s in steps])
+    devices: dict[str, DeviceBreakdown] = {}
+    names = sorted({d for s in steps for d in s.devices})
+    for name in names:
+        ds = [s.devices[name] for s in steps if name in s.devices]
+        devices[name] = _mean_device(ds)
+    return StepBreakdown(-1, 0, wall, _mean(gaps_) if gaps_ else None, devices, host)
+
+
+def _mean(values: Sequence[int]) -> int:
+    return int(round(sum(values) / len(values))) if values else 0
+
+
+def _mean_device(ds: Sequence[DeviceBreakdown]) -> DeviceBreakdown:
+    m = DeviceBreakdown()
+    span = _mean([d.span for d in ds])
+    m.end = span
+    for name in ("events", "busy", "compute", "communication", "overlap", "memory", "other",
+                 "communication_exposed", "memory_exposed", "other_exposed", "kernel_count",
+                 "short_kernels"):
+        setattr(m, name, _mean([getattr(d, name) for d in ds]))
+    known = [d for d in ds if d.idle_host_wait is not None]
+    m.busy = m.compute + m.communication_exposed + m.memory_exposed + m.other_exposed
+    m.idle = span - m.busy
+    if known and len(known) == len(ds):
+        m.idle_host_wait = min(_mean([d.idle_host_wait or 0 for d in ds]), m.idle)
+        m.idle_queued = m.idle - m.idle_host_wait
+    kinds = sorted({k for d in ds for k in d.memory_kinds})
+    for k in kinds:
+        items = [d.memory_kinds.get(k, MemoryKind()) for d in ds]
+        m.memory_kinds[k] = MemoryKind(_mean([i.count for i in items]),
+                                       _mean([i.time for i in items]),
+                                       _mean([i.nbytes for i in items]))
+    return m
+
+
+def device_parts(d: DeviceBreakdown) -> list[tuple[str, int]]:
+    """The device parts that add up to its span (idle whole if it is not split)."""
+    parts = [("compute", d.compute), ("communication_exposed", d.communication_exposed),
+             ("memory_exposed", d.memory_exposed), ("other_exposed", d.other_exposed)]
+    if d.idle_host_wait is None or d.idle_queued is None:
+        return parts + [("idle", d.idle)]
+    return parts + [("idle_host_wait", d.idle_host_wait), ("idle_queued", d.idle_queued)]
+
+
+def micros_parts(parts: Sequence[tuple[str, int]]) -> dict[str, int]:
+    """ns parts -> whole µs that still add up to the rounded total (cumulative rounding)."""
+    out: dict[str, int] = {}
+    cum = prev = 0
+    for name, ns in parts:
+        cum += ns
+        now = _us(cum)
+        out[name] = now - prev
+        prev = now
+    return out
+
+
+def _us(ns: int) -> int:
+    return (ns + 500) // 1000
+
+
+__all__ = ["DEVICE_PARTS", "HOST_PARTS", "DeviceBreakdown",
+           "HostBreakdown", "StepBreakdown", "StepsResult", "average", "device_parts",
+           "device_segments", "micros_parts", "step_breakdowns"]
+
+
+def device_segments(events: Sequence[DeviceEvent], has_launch: bool) -> list[tuple[int, int, str]]:
+    """The span of ``events`` cut into labelled pieces (the parts of
+    :func:`device_parts`, at their real times), sorted by start."""
+    by_kind: dict[str, list[Span]] = {}
+    for e in events:
+        by_kind.setdefault(e.kind, []).append((e.start, e.end))
+    busy = union((e.start, e.end) for e in events)
+    compute = union(by_kind.get(COMPUTE, ()))
+    comm = subtract(union(by_kind.get(COMMUNICATION, ())), compute)
+    taken = union(compute + comm)
+    memory = subtract(union(s for k in MEMORY_KINDS for s in by_kind.get(k, ())), taken)
+    other = subtract(busy, union(taken + memory))
+    out = [(a, b, label) for label, spans in (("compute", compute), ("communication", comm),
+                                              ("memory", memory), ("other", other))
+           for a, b in spans]
+    launch_at: dict[int, int] = {}
+    for e in events:
+        if e.launch >= 0 and (e.start not in launch_at or e.launch < launch_at[e.start]):
+            launch_at[e.start] = e.launch
+    for a, b in gaps(busy):
+        launch = launch_at.get(b, -1) if has_launch else -1
+        if launch < 0:
+            out.append((a, b, "idle" if not has_launch else "idle: queued"))
+            continue
+        cut = min(max(launch, a), b)
+        if cut > a:
+            out.append((a, cut, "idle: host wait"))
+        if b > cut:
+            out.append((cut, b, "idle: queued"))
+    return sorted(out)
