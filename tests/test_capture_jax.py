@@ -1,9 +1,9 @@
 """`tfprof capture` and `tfprof top` against a real JAX program's profiler server.
 
 tests/live_scripts/jax_loop.py trains a small model and starts the server with
-jax.profiler.start_server(port). The views of a JAX-on-CPU profile are empty
-(XLA:CPU ops are not accounted), so the captures are checked by their content:
-the host plane holds the program's step annotations and jitted function.
+jax.profiler.start_server(port). The captures are checked by their content
+(the host plane holds the program's step annotations and jitted function) and
+by their views (XLA:CPU's dot shows in op).
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ def test_capture_a_jax_job(target, tmp_path):
     assert run.code == 0, run.err
     (path,) = xplanes(tmp_path / "c")
     assert {"train", "PjitFunction(step)"} <= _event_names(path)
+    assert "\ndot " in run.out
     assert os.listdir(target_cwd) == []
 
 
@@ -59,6 +60,7 @@ def test_top_on_a_jax_job_for_two_windows(target, tmp_path):
                    "--keep", str(tmp_path / "keep")])
     assert run.code == 0, run.err
     assert run.out.count("tfprof top %s   snapshot" % address) == 2
+    assert "\ndot " in run.out
     kept = xplanes(tmp_path / "keep")
     assert len(kept) == 2 and all("train" in _event_names(p) for p in kept)
     again = run_cli(["capture", address, "--duration", "0.2", "--no-shell", "-o",
