@@ -205,3 +205,10 @@ def test_adapter_swallows_a_completion_bug():
     completer = ShellCompleter(CompletionEngine(broken))
     assert list(completer.get_completions(Document("scope -show_name_regexes a"),
                                           CompleteEvent())) == []
+
+
+def test_capture_flags_come_from_the_capture_table(engine):
+    from tfprof_shell.capture.flags import SHELL, flags_for
+    assert texts(engine, "capture live localhost:6009 -") == [f.name for f in flags_for(SHELL)]
+    assert texts(engine, "capture live localhost:6009 --dur") == ["--duration"]
+    assert texts(engine, "capture live") == []

@@ -10,6 +10,7 @@ import pytest
 
 from tfprof_shell import metrics
 from tfprof_shell.advisor.catalog import CHECKER_HELP
+from tfprof_shell.capture.flags import SHELL, flags_for
 from tfprof_shell.cli import main as cli_main
 from tfprof_shell.commands import COMMANDS
 from tfprof_shell.errors import CommandError
@@ -35,7 +36,10 @@ def test_command_help_shows_exactly_its_options(name):
     text = help_text([name])
     assert text.startswith("%s: %s\n" % (name, cmd.summary))
     accepted = {s.repl_name for s in names_for(name)} if cmd.takes_options else set()
-    shown = {w for line in text.splitlines() for w in line.split()[:1] if w.startswith("-")}
+    if cmd.kind == "capture":  # its flags come from the capture flags table
+        accepted = {f.short or f.name for f in flags_for(SHELL)}  # "-o, --output DIR"
+    shown = {w.rstrip(",") for line in text.splitlines() for w in line.split()[:1]
+             if w.startswith("-")}
     assert shown == accepted
 
 

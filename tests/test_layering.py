@@ -4,7 +4,8 @@ count too: a deferred import that dodges a cycle is still a cycle).
 
     front    cli, shell/*, __main__, record/*, docgen (the guide's generated reference page),
              compat (TensorFlow's API, ProfileContext patching Session.run as record does),
-             ui.launch (`tfprof ui`)
+             ui.launch (`tfprof ui`), capture.cli and capture.top (`tfprof capture`,
+             `tfprof top`)
     api      api, profiler, the package root, ui/* (the web UI's server, a door on the
              session that the API starts too), shell.completer and shell.names (the
              completion engine the shell and the web UI share)
@@ -14,12 +15,12 @@ count too: a deferred import that dodges a cycle is still a cycle).
     combine  combine/* (diff and aggregate of several profiles' views)
     views    views/*
     engine   engine/*
-    load     load/*
+    load     load/*, capture/* (the client that fetches a capture's files)
     model    model/*
     tables   errors, options, metrics, outputs, commands, help, formats, regex,
              option_dicts, option_builder, deep, version, model.stats, advisor.catalog, proto/*,
              record.layout (a recording folder's layout: the recorder writes it,
-             the loader reads it)
+             the loader reads it), capture.flags (the live-capture flags table)
 
 A module may import its own layer or any layer below it.
 """
@@ -39,9 +40,9 @@ ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("tables", ("errors", "options", "metrics", "outputs", "commands", "help", "formats",
                 "regex", "option_dicts", "option_builder", "deep", "version", "model.stats",
-                "advisor.catalog", "proto", "record.layout")),
+                "advisor.catalog", "proto", "record.layout", "capture.flags")),
     ("model", ("model",)),
-    ("load", ("load",)),
+    ("load", ("load", "capture")),
     ("engine", ("engine",)),
     ("views", ("views",)),
     ("combine", ("combine",)),
@@ -49,7 +50,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("render", ("render", "plan")),
     ("session", ("session",)),
     ("api", ("api", "profiler", "", "ui", "shell.completer", "shell.names")),
-    ("front", ("cli", "shell", "__main__", "record", "docgen", "compat", "ui.launch")),
+    ("front", ("cli", "shell", "__main__", "record", "docgen", "compat", "ui.launch",
+               "capture.cli", "capture.top")),
 ]
 
 

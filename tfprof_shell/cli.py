@@ -43,7 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
                             "With a COMMAND it runs that command and exits; without one it "
                             "opens the tfprof> shell\n(type help there). "
                             "tfprof record [OPTIONS] -- PROGRAM records a TensorFlow program\n"
-                            "(tfprof record --help).\n\nWhat it reads:\n" + inputs_text(),
+                            "(tfprof record --help). tfprof capture HOST:PORT profiles a running job\n"
+                            "and tfprof top HOST:PORT shows it live (tfprof capture --help).\n\n"
+                            "What it reads:\n" + inputs_text(),
                 epilog=GUIDE,
                 usage="%(prog)s --profile_path=FILE [COMMAND [-option value ...]]")
     io = p.add_argument_group("inputs")
@@ -160,6 +162,14 @@ def main(argv: Optional[Sequence[str]] = None, stdin: TextIO = sys.stdin,
     if argv[:1] == ["record"]:  # `tfprof record ...` runs a program with the recorder armed
         from .record.launcher import main as record_main
         return record_main(argv[1:], stdout=stdout, stderr=stderr)
+    if argv[:1] == ["capture"]:  # `tfprof capture ADDRESS ...` captures from a running job
+        from .capture.cli import main as capture_main
+        return capture_main(argv[1:], lambda args: main(args, stdin, stdout, stderr, exits),
+                            stdout=stdout, stderr=stderr)
+    if argv[:1] == ["top"]:  # `tfprof top ADDRESS ...` redraws a view of a running job
+        from .capture.top import main as top_main
+        return top_main(argv[1:], lambda flags: parse_invocation(flags).options,
+                        stdin=stdin, stdout=stdout, stderr=stderr)
     if argv[:1] == ["ui"]:  # `tfprof ui ...` serves the profiles to a web browser
         return _ui(argv[1:], stdout, stderr)
     # The model is hundreds of thousands of long-lived objects: cyclic GC passes

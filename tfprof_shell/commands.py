@@ -29,6 +29,8 @@ class Command:
     #: Plain arguments, for usage and completion: PROFILE (a loaded profile's
     #: name), NAME (a new name) or PATH.
     args: tuple[str, ...] = ()
+    #: Flags may follow the plain arguments (capture's --duration ...).
+    more_args: bool = False
 
 
 COMMANDS: dict[str, Command] = {c.name: c for c in (
@@ -71,6 +73,13 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
             "PATH is anything --profile_path accepts; a folder holding several jobs "
             "loads one profile per job, named NAME.JOB.", takes_options=False,
             args=("NAME", "PATH")),
+    Command("capture", "capture", "Capture a running job's profile and load it: "
+            "capture NAME ADDRESS [--duration 2 ...].",
+            "ADDRESS is the host:port of its profiler service (TensorFlow 2: "
+            "tf.profiler.experimental.server.start; JAX: jax.profiler.start_server); "
+            "several, comma separated, load one profile per host (NAME.HOST). "
+            "Ctrl-C ends the capture early and keeps what was traced.",
+            takes_options=False, args=("NAME", "ADDRESS"), more_args=True),
     Command("unload", "unload", "Forget a loaded profile: unload NAME.",
             takes_options=False, args=("PROFILE",)),
     Command("ui", "ui", "Serve this session to a web browser and print its URL.",
@@ -91,6 +100,8 @@ class Request:
     command: Command
     options: Options
     args: tuple[str, ...] = ()
+    #: Flags may follow the plain arguments (capture's --duration ...).
+    more_args: bool = False
 
 
 def split_line(line: str) -> list[str]:
@@ -116,8 +127,11 @@ def parse_words(words: Sequence[str], base: Options) -> Request:
     cmd = lookup_command(words[0])
     if not cmd.takes_options:
         args = tuple(words[1:])
-        if cmd.args and len(args) != len(cmd.args):
-            raise CommandError("usage: %s %s" % (cmd.name, " ".join(cmd.args)))
+        if cmd.args and (len(args) < len(cmd.args) if cmd.more_args
+                         else len(args) != len(cmd.args)):
+            raise CommandError("usage: %s %s%s" % (cmd.name, " ".join(cmd.args),
+                                                   " [--flag value ...]" if cmd.more_args
+                                                   else ""))
         if cmd.kind == "profiles" and args:
             raise CommandError("profiles takes no arguments")
         return Request(cmd, base, args)

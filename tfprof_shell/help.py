@@ -16,6 +16,7 @@ from tabulate import tabulate
 
 from . import metrics, options
 from .advisor.catalog import CHECKER_HELP
+from .capture.flags import SHELL, flag_help
 from .commands import COMMANDS, VIEW, Command
 from .errors import CommandError
 from .options import DEFAULTS, OPTION_SPECS, OptionSpec, format_value
@@ -90,8 +91,11 @@ def command_help(cmd: Command) -> str:
         lines.append(cmd.details)
     if cmd.kind == "help":
         lines.append("Usage: help [COMMAND | -OPTION | ATTRIBUTE ...]")
+    elif cmd.kind == "capture":
+        lines.append("Usage: %s %s [--flag value ...]" % (cmd.name, " ".join(cmd.args)))
+        lines += ["", "Flags:", flag_help(SHELL).rstrip("\n")]
     elif not cmd.takes_options:
-        lines.append("Usage: %s" % cmd.name)
+        lines.append(" ".join(("Usage:", cmd.name) + cmd.args))
     else:
         lines.append("Usage: %s [-option value ...]" % cmd.name)
         specs = list(options.names_for(cmd.name))

@@ -87,8 +87,11 @@ class Session:
             "use": lambda r: self.use(r.args[0]),
             "load": lambda r: self.load(r.args[0], r.args[1]),
             "unload": lambda r: self.unload(r.args[0]),
+            "capture": lambda r: self.capture(r.args[0], r.args[1:]),
             "ui": self._ui,
         }
+        #: Where long commands (capture) report progress; None: silently.
+        self.progress: Optional[Callable[[str], None]] = None
 
     # -- profiles --------------------------------------------------------------
 
@@ -137,6 +140,26 @@ class Session:
         names = ", ".join(j.name for j in loaded)
         notes.append("loaded %s; 'use NAME' makes one current" % names)
         return Reply(notes=notes)
+
+    def capture(self, name: str, args: Sequence[str]) -> Reply:
+        """`capture NAME ADDRESS [flags]`: capture from a running job, load it as NAME."""
+        from .capture.flags import SHELL, parse
+        from .capture.grab import capture
+
+        check_profile_name(name, "capture")
+        taken = [n for n in self.profiles if n == name or n.startswith(name + ".")]
+        if taken:
+            raise OptionError("a profile named %s is already loaded (unload it first)" % taken[0])
+        parsed = parse(args, SHELL, takes_session_flags=False)
+        if parsed.words:
+            raise UsageError("capture: unexpected %r (usage: capture NAME ADDRESS[,ADDRESS...] "
+                             "[--duration S ...])" % parsed.words[0])
+        done = capture(parsed.addresses, parsed.settings, self.progress)
+        reply = self.load(name, done.run_dir)
+        written = ["captured %s into %s" % (", ".join(f.target.given for f in done.files),
+                                            done.run_dir)]
+        reply.notes[:0] = done.notes + written
+        return reply
 
     def unload(self, name: str) -> Reply:
         """Forget profile ``name``; the first remaining one becomes current if it was."""

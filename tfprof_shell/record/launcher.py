@@ -24,13 +24,14 @@ from dataclasses import asdict, dataclass, field
 from typing import Mapping, Optional, Sequence, TextIO
 
 from ..errors import EXIT_DATA, UsageError
-from . import layout, manifest
+from . import layout, manifest, serve
 from .process import now, write_json
 from .settings import ENV_VAR, Settings, armed_environment, is_off
 
 USAGE = ("usage: tfprof record [-o DIR] [--warmup N] [--every N] [--max_steps N] "
          "[--python_tracer] [--job NAME] -- COMMAND [ARGS...]\n"
-         "       tfprof record --env [-o DIR] [options]\n")
+         "       tfprof record --env [-o DIR] [options]\n"
+         "       tfprof record --serve PORT -- COMMAND [ARGS...]\n")
 
 HELP = USAGE + """
 Run COMMAND (any program that starts Python processes) with the recorder armed,
@@ -45,6 +46,8 @@ options:
   --python_tracer    TF2: also record Python calls (the code view)
   --job NAME         the first part of each process folder's name
                      (default: TF_CONFIG's task type, else the script's name)
+  --serve PORT       record nothing: start the profiler server on PORT when the program
+                     imports TensorFlow or JAX, for tfprof capture / top at any time
   --env              print the two variables to export instead of running a command,
                      to arm a job from its spec (Kubernetes, SLURM, mpirun -x)
   -h, --help         show this help
@@ -69,6 +72,7 @@ class Request:
     python_tracer: bool = False
     job: str = ""
     env: bool = False
+    serve: int = 0
     help: bool = False
     command: list[str] = field(default_factory=list)
 
@@ -103,7 +107,8 @@ def parse(argv: Sequence[str]) -> Request:
             setattr(req, {"-h": "help", "--help": "help"}.get(name, name[2:]), True)
             i += 1
             continue
-        if name not in ("-o", "--output", "--warmup", "--every", "--max_steps", "--job"):
+        if name not in ("-o", "--output", "--warmup", "--every", "--max_steps", "--job",
+                        "--serve"):
             raise UsageError("unknown option %s (see tfprof record --help)" % name)
         if not eq:
             if i + 1 >= len(args):
@@ -113,6 +118,10 @@ def parse(argv: Sequence[str]) -> Request:
             req.out_dir = inline
         elif name == "--job":
             req.job = inline
+        elif name == "--serve":
+            req.serve = serve.parse_port(inline) or 0
+            if not req.serve:
+                raise UsageError("--serve: %r is not a port (1-65535)" % inline)
         else:
             setattr(req, name[2:], _count(name, inline, 0 if name == "--warmup" else 1))
         i += 1
@@ -133,7 +142,9 @@ def main(argv: Sequence[str], stdout: TextIO = sys.stdout, stderr: TextIO = sys.
             return 0
         if not req.command:
             raise UsageError("no command to run: tfprof record [options] -- COMMAND [ARGS...]")
-        if ENV_VAR in environ and is_off(environ[ENV_VAR]):
+        if req.serve:
+            status = serve.launch(req.command, req.serve, environ, stderr, _run)
+        elif ENV_VAR in environ and is_off(environ[ENV_VAR]):
             status = _run(req.command, environ)
         elif importlib.util.find_spec("tensorflow") is None:
             stderr.write("tfprof record: TensorFlow is not installed in this Python (%s); "

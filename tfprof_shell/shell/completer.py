@@ -20,6 +20,7 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
 from .. import options as O
+from ..capture.flags import SHELL, flags_for
 from ..commands import COMMANDS, Command
 from ..help import choice_descriptions
 from ..options import OPTION_SPECS, OptionSpec
@@ -118,6 +119,8 @@ class CompletionEngine:
 
     def _arguments(self, cmd: Command, position: int, current: str) -> list[Candidate]:
         if position >= len(cmd.args):
+            if cmd.kind == "capture" and current.startswith("-"):
+                return _matching(current, ((f.name, f.help) for f in flags_for(SHELL)))
             return []
         arg = cmd.args[position]
         if arg == "PROFILE":

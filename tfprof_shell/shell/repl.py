@@ -15,7 +15,7 @@ import os
 import sys
 import threading
 import traceback
-from typing import TYPE_CHECKING, Any, Iterator, Optional, Protocol, TextIO
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Protocol, TextIO
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.auto_suggest import AutoSuggestFromHistory
@@ -67,10 +67,20 @@ def run_shell(session: Session, history_file: Optional[str] = None, stdin: Optio
     stdin = sys.stdin if stdin is None else stdin
     stdout = sys.stdout if stdout is None else stdout
     stderr = sys.stderr if stderr is None else stderr
+    if session.progress is None:
+        session.progress = _progress_to(stderr)
     if input is None and not _isatty(stdin):
         return run_pipe(session, stdin, stdout, stderr)
     repl = Repl(session, history_file, stdout, stderr, pager=pager, input=input, output=output)
     return repl.run()
+
+
+def _progress_to(stream: Writer) -> Callable[[str], None]:
+    """A progress callback writing ``tfprof: TEXT`` lines to ``stream``."""
+    def say(text: str) -> None:
+        stream.write("tfprof: %s\n" % text)
+        stream.flush()
+    return say
 
 
 def run_pipe(session: Session, stdin: TextIO, stdout: Writer, stderr: Writer) -> int:

@@ -16,7 +16,11 @@ import sys
 
 _HERE = os.path.normcase(os.path.dirname(os.path.abspath(__file__)))
 _PACKAGE = os.path.dirname(os.path.dirname(_HERE))
-_WATCHED = ("tensorflow", "keras")
+# `tfprof record --serve PORT` sets TFPROF_SERVE instead of TFPROF_RECORD: then
+# record/serve.py takes the imports of TensorFlow and JAX, to start a profiler server.
+_SERVE = bool(os.environ.get("TFPROF_SERVE"))
+_WATCHED = ("tensorflow", "jax") if _SERVE else ("tensorflow", "keras")
+_HANDLER = "tfprof_shell.record.serve" if _SERVE else "tfprof_shell.record.hooks"
 _OFF = ("", "off", "0", "false", "no")
 
 
@@ -70,13 +74,13 @@ def _imported(name):
     """``name`` finished importing: hand over to the recorder, never raising into the program."""
     _FINDER.pending.discard(name)
     try:
-        hooks = sys.modules.get("tfprof_shell.record.hooks")
+        hooks = sys.modules.get(_HANDLER)
         if hooks is None:
             if "tfprof_shell" not in sys.modules:
                 _load_package()
             import importlib
 
-            hooks = importlib.import_module("tfprof_shell.record.hooks")
+            hooks = importlib.import_module(_HANDLER)
         hooks.imported(name)
     except Exception as exc:  # a broken install must not break the program
         _FINDER.pending.clear()
@@ -116,7 +120,8 @@ def _chain():
 
 
 _FINDER = None
-if os.environ.get("TFPROF_RECORD", "").strip().lower() not in _OFF and not any(
+if (os.environ.get("TFPROF_RECORD", "").strip().lower() not in _OFF
+        or _SERVE) and not any(
         type(f).__name__ == "TfprofRecordFinder" for f in sys.meta_path):
     _FINDER = TfprofRecordFinder()
     sys.meta_path.insert(0, _FINDER)
