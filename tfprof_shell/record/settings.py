@@ -34,11 +34,15 @@ class Settings:
     every: int = DEFAULT_EVERY
     #: Stop after this many traced steps.
     max_steps: int = DEFAULT_MAX_STEPS
-    #: TF2: record Python calls too (feeds the code view).
+    #: Record Python calls too (feeds the code view): TF2, JAX, and PyTorch (``with_stack``).
     python_tracer: bool = False
+    #: PyTorch: record each op's input shapes (``record_shapes``).
+    shapes: bool = False
+    #: PyTorch: record memory allocations (``profile_memory``).
+    memory: bool = False
     #: The job part of process folder names ("" = from TF_CONFIG, else the script's name).
     job: str = ""
-    #: Set by the launcher: where each process that imported TensorFlow leaves a status file.
+    #: Set by the launcher: where each process that imported a framework leaves a status file.
     status_dir: str = ""
 
 

@@ -2,12 +2,13 @@
 
 With ``TFPROF_RECORD`` set (and not ``off``) it only puts an import hook first
 on ``sys.meta_path``; the hook looks at the name of each module imported for
-the first time and does nothing else until ``tensorflow`` or ``keras`` has
-finished importing. Only then is ``tfprof_shell.record.hooks`` loaded (from
-the tfprof-shell this file belongs to) to patch the training entry points.
+the first time and does nothing else until a framework (``tensorflow``,
+``keras``, ``torch``, ``jax``; ``torch._dynamo`` too) has finished importing.
+Only then is ``tfprof_shell.record.hooks`` loaded (from the tfprof-shell this
+file belongs to) to patch that framework's training entry points.
 Then the ``sitecustomize`` this file hides, if any, runs as it would have.
 
-Kept to ``os`` and ``sys``: a program that never imports TensorFlow pays
+Kept to ``os`` and ``sys``: a program that never imports a framework pays
 for two environment look-ups and one small class.
 """
 
@@ -16,7 +17,7 @@ import sys
 
 _HERE = os.path.normcase(os.path.dirname(os.path.abspath(__file__)))
 _PACKAGE = os.path.dirname(os.path.dirname(_HERE))
-_WATCHED = ("tensorflow", "keras")
+_WATCHED = ("tensorflow", "keras", "torch", "torch._dynamo", "jax")
 _OFF = ("", "off", "0", "false", "no")
 
 
