@@ -62,8 +62,8 @@ def torch_trace_name(job: str, host: str, rank: Optional[int], ns: int) -> str:
 
 
 def is_torch_trace(name: str) -> bool:
-    """Whether a file name is a PyTorch trace the recorder wrote."""
-    return name.endswith(TORCH_TRACE_SUFFIX)
+    """Whether a file name is a PyTorch trace the recorder wrote (or one gzipped since)."""
+    return name.endswith((TORCH_TRACE_SUFFIX, TORCH_TRACE_SUFFIX + ".gz"))
 
 
 def run_meta_name(step: int) -> str:

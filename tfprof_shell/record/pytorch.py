@@ -39,7 +39,7 @@ class TorchRecorder:
         self.recording = recording
         self.plan = StepPlan(recording.settings)
         self.session = TorchSession(recording)
-        self.session.on_give_way = self.close_marker
+        self.session.on_give_way = self.abandon_marker
         self.updates = Dominant()
         self.training = False
         self.module_calls: dict[int, int] = {}
@@ -101,6 +101,13 @@ class TorchRecorder:
         marker.__exit__(None, None, None)
         self.recording.steps.append(self.marker_step)
         return True
+
+    def abandon_marker(self) -> None:
+        """Close the open marker without counting its step (it was not traced whole)."""
+        marker, self.marker = self.marker, None
+        if marker is not None:
+            marker.__exit__(None, None, None)
+        self.done = True
 
     def stop(self, status: str) -> None:
         """Close the open marker and save the trace (at the end, at exit, on SIGTERM)."""

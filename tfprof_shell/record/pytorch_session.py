@@ -10,14 +10,15 @@ saved first.
 
 Ours is one ``torch.profiler.profile`` with CPU activity (and CUDA where
 available), shapes, memory and Python stacks as the settings say. It is
-exported as ``<job>-<host>-rank<R>.<ns>.pt.trace.json`` in the process folder,
-written beside it and renamed into place.
+exported as ``<job>-<host>-rank<R>.<ns>.pt.trace.json`` into a staging folder
+beside the process folders, then renamed into the process folder.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import shutil
 import time
 from typing import Any, Callable, Optional
 
@@ -78,17 +79,13 @@ class TorchSession:
         with rec.timed():
             profiler.stop()
             name = layout.torch_trace_name(rec.job, rec.host, rec.rank, time.time_ns())
-            final = rec.path(name)
-            partial = final + ".tmp%d" % os.getpid()
+            staging = rec.staging()
+            os.makedirs(staging, exist_ok=True)
             try:
-                profiler.export_chrome_trace(partial)
-                os.replace(partial, final)
-            except BaseException:
-                try:
-                    os.unlink(partial)
-                except OSError:
-                    pass
-                raise
+                profiler.export_chrome_trace(os.path.join(staging, name))
+                os.replace(os.path.join(staging, name), rec.path(name))
+            finally:
+                shutil.rmtree(staging, ignore_errors=True)
 
     def give_way(self) -> None:
         """The program starts its own profiler: save ours (what it traced so far) and stop."""
