@@ -117,6 +117,10 @@ class Program:
         """The instruction called ``name``, or None."""
         return self._instructions.get(name)
 
+    def instruction_names(self) -> list[str]:
+        """The names of all its instructions (every computation's)."""
+        return list(self._instructions)
+
     def trace(self, ins: Instruction) -> tuple[Frame, ...]:
         """The Python stack that produced ``ins``, outermost first (empty if unknown).
 
@@ -169,6 +173,10 @@ class Programs:
 
     def __len__(self) -> int:
         return len(self._raw)
+
+    def ids(self) -> list[int]:
+        """The program ids stored, in the order read."""
+        return list(self._raw)
 
     def program(self, program_id: int) -> Optional[Program]:
         """The program with this id, or None if the profile has none (or a broken one)."""

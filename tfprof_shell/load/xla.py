@@ -91,7 +91,7 @@ def xla_stats(stats: dict[str, Any]) -> Optional[tuple[str, int, str]]:
 class _NodeFacts:
     __slots__ = ("types", "gpu", "trace")
 
-    def __init__(self, gpu: int) -> None:
+    def __init__(self, gpu: Optional[int]) -> None:
         self.types: set[str] = set()
         self.gpu = gpu
         self.trace: tuple[Frame, ...] = ()
@@ -106,6 +106,8 @@ class XlaKernels:
         #: (execution, its HLO op) for each kernel that starts an HLO op execution.
         self.runs: list[tuple[Timed, str]] = []
         self.kinds: Counter[int] = Counter()
+        #: the same for XLA thunks on host threads (:mod:`.xla_cpu`)
+        self.thunk_kinds: Counter[int] = Counter()
         self._last_on_line: dict[Any, str] = {}
         self._mapped: dict[tuple[tuple[str, int, str], str], KernelOp] = {}
 
@@ -126,9 +128,12 @@ class XlaKernels:
             op = self._mapped[key] = map_kernel(self.programs, *xla, kernel)
         return op
 
-    def record(self, ex: Timed, op: KernelOp, kernel: str, gpu: int, line: Any) -> None:
-        """Note the facts of one accounted kernel execution ``ex`` (on stream ``line``)."""
-        self.kinds[op.kind] += 1
+    def record(self, ex: Timed, op: KernelOp, kernel: str, gpu: Optional[int],
+               line: Any) -> None:
+        """Note the facts of one accounted kernel execution ``ex`` (on stream ``line``
+        of GPU ``gpu``; ``gpu`` None: a thunk on a host thread, see :mod:`.xla_cpu`,
+        which counts one run as any host execution does)."""
+        (self.kinds if gpu is not None else self.thunk_kinds)[op.kind] += 1
         facts = self.nodes.get(ex.name)
         if facts is None:
             facts = self.nodes[ex.name] = _NodeFacts(gpu)
@@ -136,6 +141,8 @@ class XlaKernels:
             facts.trace = op.program.trace(op.instruction)
         facts.types.add(HLO_OP_TYPE + op.hlo_op)
         facts.types.add(KERNEL_TYPE + kernel)
+        if gpu is None:
+            return
         run_key = op.hlo_op if op.kind in (FRAMEWORK, HLO_ONLY) else op.name
         if op.kind not in (FRAMEWORK, HLO_ONLY) or self._last_on_line.get(line) != run_key:
             self.runs.append((ex, run_key))
@@ -151,7 +158,7 @@ class XlaKernels:
             if node is None:  # all its executions fell outside the steps
                 continue
             node.op_types.update(facts.types)
-            if not node.canonical_device:
+            if not node.canonical_device and facts.gpu is not None:
                 node.canonical_device = GPU_DEVICE % (host_index, facts.gpu)
                 node.host_device = CPU_DEVICE % host_index
                 node.op_types.add(node.canonical_device)
@@ -196,4 +203,24 @@ def xla_notes(collectors: Sequence[XlaKernels]) -> list[str]:
     if kinds[HLO_ONLY]:
         notes.append("%d kernels ran HLO ops that name no framework op: they are accounted "
                      "as <module>/<hlo op>, typed by the HLO opcode" % kinds[HLO_ONLY])
+    return notes + _thunk_notes(collectors, programs, broken)
+
+
+def _thunk_notes(collectors: Sequence[XlaKernels], programs: int, broken: int) -> list[str]:
+    """The lines of :func:`xla_notes` for XLA thunks run on host threads."""
+    kinds: Counter[int] = Counter()
+    for c in collectors:
+        kinds.update(c.thunk_kinds)
+    notes = []
+    if kinds[UNRESOLVED]:
+        stored = "the profile stores %d HLO programs" % programs
+        if broken:
+            stored += ", %d of them unreadable" % broken
+        notes.append("%d XLA thunks ran HLO ops that the profile's HLO metadata does not "
+                     "describe (%s): they are accounted as <module>/<hlo op>"
+                     % (kinds[UNRESOLVED], stored))
+    if kinds[HLO_ONLY]:
+        notes.append("%d XLA thunks ran HLO ops that name no framework op: they are "
+                     "accounted as <module>/<hlo op>, typed by the HLO opcode"
+                     % kinds[HLO_ONLY])
     return notes

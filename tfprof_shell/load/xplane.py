@@ -405,6 +405,29 @@ def _add_cpu_execs(model: Model, host: Host, steps: _Steps, default: Optional[in
     return left_out
 
 
+def _thunk_rows(host: Host, steps: _Steps, default: Optional[int],
+                left_out: list[int]) -> list[Row]:
+    """The host's XLA thunks (:mod:`.xla_cpu`) that ran in a step (the innermost
+    marker open at their start); ``left_out`` gets [count, ps] of the others."""
+    out: list[Row] = []
+    for ex in host.thunks:
+        ex.step = steps.at(ex.start) if default is None else default
+        if ex.step is None:
+            left_out[0] += 1
+            left_out[1] += ex.dur
+            continue
+        out.append((ex.start, ex.name, ex.dur, ex.op, ex.device, ex.step))
+    return out
+
+
+def _nothing_to_show(hosts: Sequence[Host]) -> str:
+    """The note for a profile in which no execution was found."""
+    if any(host.thunks for host in hosts):
+        return ("no executions to show: every XLA thunk ran outside the step markers")
+    return ("no executions to show: the profile holds no TensorFlow op events, no device "
+            "kernels and no XLA thunk events on host threads")
+
+
 def model_from_hosts(hosts: Sequence[Host], ref_ns: int, source: Source) -> Model:
     """Build a Model from hosts read onto one time axis (picoseconds after ``ref_ns``)."""
     model = Model(source)
@@ -416,8 +439,9 @@ def model_from_hosts(hosts: Sequence[Host], ref_ns: int, source: Source) -> Mode
                            "the whole profile is step 0")
     unattributed = 0
     rows: list[Row] = []
-    fast = (len(hosts) == 1 and not hosts[0].kernels
+    fast = (len(hosts) == 1 and not hosts[0].kernels and not hosts[0].thunks
             and _plain_cpu(device_kind(CPU_DEVICE % hosts[0].index)))
+    thunks_left_out = [0, 0]
     for host in hosts:
         unattributed += host.unattributed
         if fast:
@@ -430,6 +454,7 @@ def model_from_hosts(hosts: Sequence[Host], ref_ns: int, source: Source) -> Mode
                 if ex.step is None:  # kernels may run after the step's host work ended
                     ex.step = steps.last_started(ex.start)
             rows.append((ex.start, ex.name, ex.dur, ex.op, ex.device, ex.step))
+        rows.extend(_thunk_rows(host, steps, default, thunks_left_out))
     if fast:
         left_out = _add_cpu_execs(model, hosts[0], steps, default, ref_ps)
     else:
@@ -451,6 +476,12 @@ def model_from_hosts(hosts: Sequence[Host], ref_ns: int, source: Source) -> Mode
     if unattributed:
         model.notes.append("%d device events name no TensorFlow op and were left out"
                            % unattributed)
+    if thunks_left_out[0]:
+        model.notes.append("%d XLA thunk executions (%d us) outside any step marker were "
+                           "left out" % (thunks_left_out[0],
+                                         (thunks_left_out[1] + 500_000) // 1_000_000))
+    if not model.nodes:
+        model.notes.append(_nothing_to_show(hosts))
     collectors = [host.xla for host in hosts if host.xla is not None]
     if collectors:
         from .xla import xla_notes

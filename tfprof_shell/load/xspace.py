@@ -40,7 +40,7 @@ from ..proto import xplane_columns_pb2, xplane_pb2, xplane_stacks_pb2
 from .files import parse_binary, read_unzipped
 from .frame_lines import FrameLines, stacks_on
 from .pystack import Line, attach_traces, eager_execs, parse_py_frame, subtract_nested
-from .records import GPU_STREAM_ALL
+from .records import CPU_DEVICE, GPU_STREAM_ALL
 from .xspace_bytes import PlaneFields, plane_bytes
 
 if TYPE_CHECKING:
@@ -666,6 +666,10 @@ class Host:
         self.lines: list[Line] = []
         self.markers: list[tuple[int, int, int]] = []
         self.kernels: list[Exec] = []
+        #: XLA thunks run on host threads (:mod:`.xla_cpu`), as self times.
+        self.thunks: list[Exec] = []
+        #: (plane index, line index) -> the spans of its outermost thunks
+        self._thunk_spans: dict[tuple[int, int], list[tuple[int, int]]] = {}
         self.memory: list[tuple[int, str, dict[str, Any]]] = []
         self.gpu_of: dict[str, int] = {}
         self.unattributed = 0
@@ -679,6 +683,7 @@ class Host:
         for p, plane in enumerate(space.planes):
             if plane.name in HOST_PLANES:
                 self._read_host(plane, p, picked or {})
+                self._read_thunks(plane, p, picked or {})
             else:
                 m = _GPU_PLANE.fullmatch(plane.name)
                 if m:
@@ -690,6 +695,8 @@ class Host:
                 line.ops = [[start, start + dur, name, op, dur]
                             for start, name, op, dur in zip(*self.op_columns.pop(i))]
             line.runs = eager_execs(line)
+        if self._thunk_spans:
+            self._thunks_out_of_ops()
         self.has_frames = any(line.has_frames for line in self.lines)
         self._kept = space if not path and self.has_frames else None
         del self._space
@@ -924,6 +931,63 @@ class Host:
                 self.gpu_of.setdefault(name, gpu)
                 start = base + ev.offset_ps
                 self.kernels.append(Exec(start, ev.duration_ps, name, named[1], device))
+
+    def _read_thunks(self, plane: Any, p: int, picked: dict[tuple[int, int], Picked]) -> None:
+        """The XLA thunks on the plane's lines (:mod:`.xla_cpu`), as executions on
+        the host's cpu device, accounted through the stored HLO programs."""
+        from .xla_cpu import may_hold_thunks, map_thunk, read_thunks
+
+        if not may_hold_thunks(plane):
+            return
+
+        def counts(li: int) -> Optional[dict[int, int]]:
+            pick = picked.get((p, li))
+            return pick.stat_counts if pick is not None else None
+
+        found = read_thunks(plane, p, self.shift_ns, counts, lambda: self._xla().programs,
+                            DERIVED_LINES)
+        if not found:
+            return
+        xla = self._xla()
+        device = CPU_DEVICE % self.index
+        mapped: dict[tuple[str, str, Optional[int], str], KernelOp] = {}
+        for thunk in found:
+            key = (thunk.hlo_op, thunk.module, thunk.program_id, thunk.name)
+            op = mapped.get(key)
+            if op is None:
+                op = mapped[key] = map_thunk(xla.programs, thunk)
+            ex = Exec(thunk.start, thunk.self_ps, self.prefix + op.name, op.op, device)
+            self.thunks.append(ex)
+            xla.record(ex, op, thunk.name, None, thunk.line)
+            if thunk.outermost:
+                self._thunk_spans.setdefault(thunk.line, []).append((thunk.start, thunk.end))
+
+    def _thunks_out_of_ops(self) -> None:
+        """TF ops lose the time of the thunks that ran inside them (see :mod:`.xla_cpu`)."""
+        from .xla_cpu import take_from_enclosing
+
+        for i, line in enumerate(self.lines):
+            spans = self._thunk_spans.get(line.where)
+            if not spans:
+                continue
+            columns = self.op_columns.get(i)
+            if columns is not None:  # no op inside another: self times are durations
+                starts, selfs = columns[0], columns[3]
+                take_from_enclosing(starts, list(map(add, starts, selfs)), selfs, spans)
+            elif line.ops:
+                selfs = [op[4] for op in line.ops]
+                take_from_enclosing([op[0] for op in line.ops], [op[1] for op in line.ops],
+                                    selfs, spans)
+                for op, self_ps in zip(line.ops, selfs):
+                    op[4] = self_ps
+        self._thunk_spans = {}
+
+    def _xla(self) -> XlaKernels:
+        """The host's XLA collector, made on first use."""
+        if self.xla is None:
+            from .xla import XlaKernels
+            self.xla = XlaKernels.of_space(self._space)
+        return self.xla
 
     def _xla_op(self, st: dict[str, Any], kernel: str) -> Optional[KernelOp]:
         """Where an XLA kernel is accounted (None if its stats name no XLA program)."""
