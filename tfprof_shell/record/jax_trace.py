@@ -6,7 +6,8 @@ calls (made from the main thread, outside any JAX transformation). The most
 called function is the step. JAX returns before the work runs, so a step's
 marker (``StepTraceAnnotation("train", step_num=N)``, which the loader reads
 as step N) spans from its call to the next call of the step, closed only
-once that call's inputs, the step's results, are ready.
+once that call's inputs, the step's results, are ready; it opens only once
+its own inputs are ready, so earlier steps still running stay out of it.
 
 One ``jax.profiler.start_trace``/``stop_trace`` session covers the traced
 steps; it writes ``plugins/profile/<run>/<host>.xplane.pb`` into a staging
@@ -120,14 +121,15 @@ class JaxRecorder:
             if last:
                 self.stop("complete")
                 return False
-        if not self.begin(step):
+        if not self.begin(step, args, kwargs):
             return False
         self.functions.lock(id(proxy))
         return True
 
-    def begin(self, step: int) -> bool:
+    def begin(self, step: int, args: tuple, kwargs: dict) -> bool:
         if self.done or not self.plan.wants(step):
             return False
+        self._block(args, kwargs)  # earlier steps still running would count in this one
         if not self.recording.claim(layout.KIND_JAX, ROUTE):
             return False
         if not self.active and not self.start():
@@ -207,7 +209,9 @@ class JaxRecorder:
         if self.recording.status == "recording":
             self.recording.status = "gave way"
         self.done = True
-        self.close_marker()
+        if self.marker is not None:
+            self._block(self.last_out, None)
+            self.close_marker()
         self.save()
 
     # -- patches -----------------------------------------------------------------
