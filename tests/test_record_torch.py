@@ -199,3 +199,18 @@ def test_sigterm_saves_what_was_traced(tmp_path, tfprof):
     rec = only_process(doc)
     assert rec["status"] == "SIGTERM" and len(rec["steps"]) >= 5 and rec["steps"][0] == 3
     assert occurrences(tfprof, str(out), "aten::addmm", rec["steps"][-1]) == 1
+
+
+def test_arming_never_imports_dynamo(tmp_path):
+    from tfprof_shell.record import settings
+
+    env = dict(_env(), PYTHONPATH=os.pathsep.join([settings.ARMED_DIR, ROOT]))
+    env[settings.ENV_VAR] = settings.encode(settings.Settings(dir=str(tmp_path / "rec")))
+    probe = ("import sys, torch; print('torch._dynamo' in sys.modules, "
+             "'tfprof_shell.record.pytorch' in sys.modules, "
+             "torch.nn.Module.__call__.__name__)")
+    run = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "False True tfprof_record_module_call\n"
+    assert not (tmp_path / "rec").exists()  # nothing written for a process that never stepped
