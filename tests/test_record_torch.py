@@ -182,22 +182,34 @@ def test_python_stacks_feed_the_code_view(tmp_path, tfprof):
     assert "torch_loop.py:" in code.out and ":main" in code.out
 
 
-def test_sigterm_saves_what_was_traced(tmp_path, tfprof):
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])
+def test_a_signal_saves_what_was_traced(tmp_path, tfprof, signum):
     out = tmp_path / "rec"
+    # Ctrl-C reaches the whole foreground process group from the terminal: a session of its own
     proc = subprocess.Popen(record_argv(out, ("--warmup", "3", "--max_steps", "100000"),
                                         "torch_sigterm.py"),
                             cwd=str(tmp_path), env=_env(), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.monotonic() + 120
     for line in proc.stdout:  # wait until a few steps have been traced
         if line == "step 8\n" or time.monotonic() > deadline:
             break
-    proc.send_signal(signal.SIGTERM)
-    proc.communicate(timeout=60)
-    assert proc.returncode == -signal.SIGTERM
+    if signum == signal.SIGINT:
+        os.killpg(proc.pid, signal.SIGINT)
+    else:
+        proc.send_signal(signum)
+    _, err = proc.communicate(timeout=60)
     doc = json.loads((out / layout.MANIFEST).read_text())
+    if signum == signal.SIGTERM:
+        assert proc.returncode == -signum and doc["signal"] == signum, err
+    else:  # Python ends an uncaught KeyboardInterrupt with status 1, as it does unrecorded
+        assert proc.returncode == 1 and doc["exit_code"] == 1, err
+        assert "KeyboardInterrupt" in err
     rec = only_process(doc)
-    assert rec["status"] == "SIGTERM" and len(rec["steps"]) >= 5 and rec["steps"][0] == 3
+    # SIGTERM: our handler saves, then the process dies of it; Ctrl-C: KeyboardInterrupt
+    # unwinds the program and the trace is saved at exit
+    assert rec["status"] == ("SIGTERM" if signum == signal.SIGTERM else "exit")
+    assert len(rec["steps"]) >= 5 and rec["steps"][0] == 3
     assert occurrences(tfprof, str(out), "aten::addmm", rec["steps"][-1]) == 1
 
 
