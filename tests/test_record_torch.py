@@ -220,7 +220,7 @@ def test_arming_never_imports_dynamo(tmp_path):
     env[settings.ENV_VAR] = settings.encode(settings.Settings(dir=str(tmp_path / "rec")))
     probe = ("import sys, torch; print('torch._dynamo' in sys.modules, "
              "'tfprof_shell.record.pytorch' in sys.modules, "
-             "torch.nn.Module.__call__.__name__)")
+             "torch.nn.Module._call_impl.__name__)")
     run = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True,
                          timeout=120)
     assert run.returncode == 0, run.stderr

@@ -20,13 +20,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Mapping, Optional, Sequence, TextIO
 
 from ..errors import EXIT_DATA, UsageError
 from . import layout, manifest
 from .process import now, write_json
-from .settings import ENV_VAR, Settings, armed_environment, is_off
+from .settings import (DEFAULT_EVERY, DEFAULT_MAX_STEPS, DEFAULT_WARMUP, ENV_VAR, Settings,
+                       armed_environment, is_off)
 
 USAGE = ("usage: tfprof record [-o DIR] [--warmup N] [--every N] [--max_steps N] "
          "[--python_tracer] [--shapes] [--memory] [--job NAME] -- COMMAND [ARGS...]\n"
@@ -70,9 +71,9 @@ class Request:
     """A parsed ``tfprof record`` command line."""
 
     out_dir: str = ""
-    warmup: int = Settings.warmup
-    every: int = Settings.every
-    max_steps: int = Settings.max_steps
+    warmup: int = DEFAULT_WARMUP
+    every: int = DEFAULT_EVERY
+    max_steps: int = DEFAULT_MAX_STEPS
     python_tracer: bool = False
     shapes: bool = False
     memory: bool = False
@@ -195,7 +196,7 @@ def record(req: Request, out_dir: str, environ: Mapping[str, str], stderr: TextI
     try:
         returncode = _run(req.command, armed_environment(settings, environ))
         processes = manifest.collect_processes(out_dir, status_dir)
-        shown = asdict(settings)
+        shown = settings._asdict()
         del shown["status_dir"]
         doc = manifest.build(req.command, os.getcwd(), shown, started, now(),
                              time.monotonic() - t0, returncode, processes)

@@ -9,7 +9,8 @@ Two routes, the first to reach a traced step keeps the process:
 * inference (no optimizer yet): top-level calls of the largest ``nn.Module``
   (by parameter count) made from the main thread without gradients (under
   ``no_grad``/``inference_mode``, or in ``eval()`` mode); the route is dropped
-  once an optimizer updates, and when ``torch._dynamo`` is imported.
+  once an optimizer updates, and when ``torch._dynamo`` is imported. (Calls are
+  seen through ``nn.Module._call_impl``, which ``__call__`` runs.)
 
 One ``torch.profiler.profile`` (:mod:`.pytorch_session`) covers the traced
 steps; each is wrapped in ``record_function("ProfilerStep#N")``, which the
@@ -174,7 +175,7 @@ class TorchRecorder:
             return
         import torch
 
-        torch.nn.Module.__call__ = self._module_call
+        torch.nn.Module._call_impl = self._module_call
         self._module_call = None
 
     # -- patches -----------------------------------------------------------------
@@ -186,7 +187,7 @@ class TorchRecorder:
         self.session.install()
         self.grad_enabled = torch.is_grad_enabled
         self._hook_handle = register_optimizer_step_post_hook(self.optimizer_stepped)
-        module_call = self._module_call = torch.nn.Module.__call__
+        module_call = self._module_call = torch.nn.Module._call_impl
         rec = self
 
         def tfprof_record_module_call(module: Any, *args: Any, **kwargs: Any) -> Any:
@@ -203,7 +204,8 @@ class TorchRecorder:
             finally:
                 rec.inner = False
 
-        torch.nn.Module.__call__ = tfprof_record_module_call
+        # _call_impl, not __call__: replacing a dunder updates the slots of every subclass
+        torch.nn.Module._call_impl = tfprof_record_module_call
 
     def dynamo_imported(self) -> None:
         """The program imported ``torch._dynamo``: keep the hook out of compiled code."""
