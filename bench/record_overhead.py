@@ -54,9 +54,17 @@ from tfprof_shell.record import settings  # noqa: E402
 MODES = {"plain": None, "armed": ["--warmup", "1000000000"], "record": []}
 
 
+#: ``--threads N``: the framework's CPU threads (0: its default), for steadier figures on a
+#: machine shared with other work.
+THREADS = 0
+
+
 def _env() -> dict:
     env = {k: v for k, v in os.environ.items()
            if k not in ("PYTHONPATH", settings.ENV_VAR, "PYTHONDONTWRITEBYTECODE")}
+    if THREADS:
+        env["OMP_NUM_THREADS"] = str(THREADS)  # PyTorch's intra-op threads
+        env["XLA_FLAGS"] = "--xla_cpu_multi_thread_eigen=false"  # XLA's Eigen pool
     env["PYTHONPATH"] = ROOT
     # as installed, from compiled bytecode (kept outside the checkout)
     env["PYTHONPYCACHEPREFIX"] = os.path.join(tempfile.gettempdir(), "tfprof_bench_pycache")
@@ -170,7 +178,11 @@ def main() -> int:
     parser.add_argument("--kinds", default="tf1,tf2,keras,tf1_tiny,tf2_tiny")
     parser.add_argument("--steps", type=int, default=400)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=0,
+                        help="PyTorch/XLA CPU threads (default: the framework's own)")
     args = parser.parse_args()
+    global THREADS
+    THREADS = args.threads
     kinds = args.kinds.split(",")
     frameworks = sorted({framework_of(k) for k in kinds})
     bench_arming()
