@@ -416,6 +416,41 @@ def test_tf_ops_lose_the_time_of_thunks_inside_them(tmp_path, nested):
     assert cpu == want
 
 
+def test_a_program_run_counts_for_the_step_its_first_thunk_starts_in(tmp_path):
+    """Run 101 starts in step 1 and goes on after its marker ended, on two threads: all
+    of it counts for step 1; run 102 starts between the markers and is left out; run 103
+    starts in step 2."""
+    sp = Space()
+    sp.plane("/host:metadata").metadata("jit_f(3)", **{"Hlo Proto": _program(
+        "jit_f", {"dot.1": "jit(f)/dot_general", "exp.2": "jit(f)/exp", "add.3": "jit(f)/add",
+                  "sub.4": "jit(f)/sub"}), "program_id": U64(3)})
+    host = sp.plane("/host:CPU")
+    py, a, b = host.line("python"), host.line("tf_XLAPjRtCpuClient/1"), host.line("tf_XLA/2")
+    py.event("train", 0, 100, step_num=1)
+    py.event("train", 150, 150, step_num=2)
+    _thunk(a, "dot.1", 90, 30, "jit_f", 3, run_id=101)
+    _thunk(b, "exp.2", 160, 10, "jit_f", 3, run_id=101)
+    _thunk(a, "sub.4", 130, 5, "jit_f", 3, run_id=102)
+    _thunk(a, "sub.4", 140, 20, "jit_f", 3, run_id=102)
+    _thunk(b, "add.3", 200, 4, "jit_f", 3, run_id=103)
+    model = load_xplane([sp.write(tmp_path / "runs.xplane.pb")])
+    steps = {name: sorted(n.execs) for name, n in model.nodes.items()}
+    assert steps == {"jit(f)/dot_general": [1], "jit(f)/exp": [1], "jit(f)/add": [2]}
+    assert "2 XLA thunk executions (25 us) outside any step marker were left out" in model.notes
+
+
+def test_without_run_ids_thunks_count_where_they_start(tmp_path):
+    sp = Space()
+    host = sp.plane("/host:CPU")
+    py, a = host.line("python"), host.line("tf_XLA/1")
+    py.event("train", 0, 100, step_num=1)
+    py.event("train", 150, 150, step_num=2)
+    _thunk(a, "dot.1", 90, 5, "jit_f", 3, run_id=-1)  # TensorFlow's XLA writes -1
+    _thunk(a, "dot.1", 170, 30, "jit_f", 3, run_id=-1)
+    model = load_xplane([sp.write(tmp_path / "norun.xplane.pb")])
+    assert sorted(model.nodes["jit_f/dot.1"].execs) == [1, 2]
+
+
 def test_a_profile_with_nothing_to_show_says_so(tmp_path):
     sp = Space()
     line = sp.plane("/host:CPU").line("python")
@@ -427,6 +462,15 @@ def test_a_profile_with_nothing_to_show_says_so(tmp_path):
     assert sum("no executions to show" in x for x in result.err.splitlines()) == 1
 
 
+def test_tf_ops_only_outside_the_steps_say_so(tmp_path):
+    sp = Space()
+    line = sp.plane("/host:CPU").line("python")
+    line.event("train", 0, 10, step_num=1)
+    line.event("dense/MatMul:MatMul", 20, 5)
+    result = run_cli(["--profile_path=" + sp.write(tmp_path / "tf.xplane.pb"), "op"])
+    assert "no executions to show: every one ran outside the step markers" in result.err
+
+
 def test_thunks_only_outside_the_steps_say_so(tmp_path):
     sp = Space()
     host = sp.plane("/host:CPU")
@@ -434,7 +478,8 @@ def test_thunks_only_outside_the_steps_say_so(tmp_path):
     _thunk(host.line("tf_XLACpu/1"), "dot.1", 50, 7, "jit_f", 3)
     model = load_xplane([sp.write(tmp_path / "out.xplane.pb")])
     assert not model.nodes
-    assert any("every XLA thunk ran outside the step markers" in n for n in model.notes)
+    assert any("no executions to show: every one ran outside the step markers" in n
+               for n in model.notes)
 
 
 def test_gpu_profiles_read_no_thunks():
@@ -455,3 +500,51 @@ def test_cli_prints_the_left_out_note_once():
                 stdout=out, stderr=err) == 0
     assert err.getvalue().count("outside any step marker") == 1
     assert "jit(train_step)" in out.getvalue()
+
+
+# ---------------------------------------------------------------------------
+# Damaged thunk events: answered, never a traceback
+# ---------------------------------------------------------------------------
+def _damage(space, rng) -> None:
+    """Change a few thunk events' stats or times in a way a broken writer might."""
+    plane = next(p for p in space.planes if p.name == "/host:CPU")
+    names = {v.name: k for k, v in plane.stat_metadata.items()}
+    events = [ev for line in plane.lines if line.name.startswith("tf_XLA")
+              for ev in line.events if any(s.metadata_id == names["hlo_op"] for s in ev.stats)]
+    for ev in rng.sample(events, 5):
+        st = rng.choice(list(ev.stats))
+        how = rng.randrange(7)
+        if how == 0:
+            st.str_value = "not a number"
+        elif how == 1:
+            st.ref_value = 999_999  # names no stat
+        elif how == 2:
+            st.int64_value = -rng.randrange(1 << 40)
+        elif how == 3:
+            st.bytes_value = b"\xff\xfe"
+        elif how == 4:
+            ev.duration_ps = rng.randrange(1 << 50)
+        elif how == 5:
+            ev.offset_ps = -rng.randrange(1 << 30)
+        else:
+            del ev.stats[:]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_damaged_thunks_load_without_a_traceback(tmp_path, seed):
+    import random
+
+    from tfprof_shell.errors import LoadError
+
+    space = xplane_pb2.XSpace()
+    with open(_sample_file(), "rb") as fh:
+        space.ParseFromString(fh.read())
+    _damage(space, random.Random(seed))
+    path = tmp_path / "damaged.xplane.pb"
+    path.write_bytes(space.SerializeToString())
+    try:
+        session = Session(load_xplane([str(path)]))
+    except LoadError:
+        return
+    for command in ("scope -max_depth 30", "op", "code -max_depth 30", "graph"):
+        session.execute(command)

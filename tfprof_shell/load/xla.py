@@ -128,12 +128,9 @@ class XlaKernels:
             op = self._mapped[key] = map_kernel(self.programs, *xla, kernel)
         return op
 
-    def record(self, ex: Timed, op: KernelOp, kernel: str, gpu: Optional[int],
-               line: Any) -> None:
-        """Note the facts of one accounted kernel execution ``ex`` (on stream ``line``
-        of GPU ``gpu``; ``gpu`` None: a thunk on a host thread, see :mod:`.xla_cpu`,
-        which counts one run as any host execution does)."""
-        (self.kinds if gpu is not None else self.thunk_kinds)[op.kind] += 1
+    def record(self, ex: Timed, op: KernelOp, kernel: str, gpu: int, line: Any) -> None:
+        """Note the facts of one accounted kernel execution ``ex`` (on stream ``line``)."""
+        self.kinds[op.kind] += 1
         facts = self.nodes.get(ex.name)
         if facts is None:
             facts = self.nodes[ex.name] = _NodeFacts(gpu)
@@ -141,12 +138,22 @@ class XlaKernels:
             facts.trace = op.program.trace(op.instruction)
         facts.types.add(HLO_OP_TYPE + op.hlo_op)
         facts.types.add(KERNEL_TYPE + kernel)
-        if gpu is None:
-            return
         run_key = op.hlo_op if op.kind in (FRAMEWORK, HLO_ONLY) else op.name
         if op.kind not in (FRAMEWORK, HLO_ONLY) or self._last_on_line.get(line) != run_key:
             self.runs.append((ex, run_key))
         self._last_on_line[line] = run_key
+
+    def record_thunks(self, name: str, op: KernelOp, kernel: str, count: int) -> None:
+        """:meth:`record` of ``count`` thunks (:mod:`.xla_cpu`) of node ``name`` at once
+        (each thunk is one run, as any host execution: no run counting here)."""
+        self.thunk_kinds[op.kind] += count
+        facts = self.nodes.get(name)
+        if facts is None:
+            facts = self.nodes[name] = _NodeFacts(None)
+        if not facts.trace and op.program is not None and op.instruction is not None:
+            facts.trace = op.program.trace(op.instruction)
+        facts.types.add(HLO_OP_TYPE + op.hlo_op)
+        facts.types.add(KERNEL_TYPE + kernel)
 
     def apply(self, model: Model, host_index: int) -> None:
         """Give the model's XLA nodes their types, device, run counts and traces.

@@ -28,7 +28,13 @@ What a profile of jax 0.10.2 on CPU holds (``sample_profiles/jax_cpu``):
 * the ``python`` line holds the step markers (``StepTraceAnnotation``: a
   ``step_num`` stat) and the dispatch (``PjitFunction(f)``,
   ``CommonPjRtLoadedExecutable::ExecuteHelperOnSingleDevice``); the
-  programs are in ``/host:metadata`` as for GPUs (see :mod:`.hlo`).
+  programs are in ``/host:metadata`` as for GPUs (see :mod:`.hlo`);
+* TensorFlow 2.21's XLA on CPU (``jit_compile=True``) writes the same thunk
+  events on the thread that runs the cluster (``python`` for a jitted
+  function called eagerly, ``tf_Compute/<id>`` inside a graph), within
+  ``CpuExecutable::ExecuteAsyncOnStream``, with ``run_id`` -1; its program
+  has no ``program_id`` stat (it is keyed by its metadata id, which the
+  thunks' ``program_id`` names).
 
 A thunk event is one execution of its HLO instruction, accounted exactly as
 a GPU kernel of that instruction is (:func:`.xla.map_kernel`): to the
@@ -39,7 +45,14 @@ the host threads spent in XLA thunks, each nanosecond once. A TensorFlow op
 event (``name:Type``) that holds thunks on its thread (an XLA cluster run
 inline) loses their time from its own, for the same reason. A thunk is in
 the step whose marker is open when it starts; thunks outside every marker
-are left out (with a note), as host ops are.
+are left out (with a note), as host ops are. The thunks of one program run
+(one ``run_id``; TensorFlow's XLA writes -1 for every run, which is none)
+share the step open when the run's first thunk starts. JAX dispatches
+asynchronously: a step marker that does not wait for the step's results may
+end before its programs run. The ``ThreadpoolListener`` flows between the
+dispatching thread and the XLA threads do not tell which step launched a
+run (a region launched once goes on to run the runs queued after it), so
+they are not used.
 
 Events with no ``hlo_op`` stat on a ``tf_XLA*`` line count as thunks only
 if their name is an instruction of a stored program (the program of the
@@ -50,6 +63,7 @@ has are not XLA work.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from typing import Any, Callable, NamedTuple, Optional
 
@@ -60,7 +74,7 @@ from .xla import UNRESOLVED, KernelOp, map_kernel
 #: Host lines of XLA's own thread pools.
 XLA_LINE_PREFIX = "tf_XLA"
 #: Stats of a thunk event.
-_THUNK_STATS = ("hlo_op", "hlo_module", "program_id")
+_THUNK_STATS = ("hlo_op", "hlo_module", "program_id", "run_id")
 
 
 class Thunk(NamedTuple):
@@ -79,6 +93,8 @@ class Thunk(NamedTuple):
     name: str
     #: (plane index, line index)
     line: tuple[int, int]
+    #: the program run it belongs to (None: not known)
+    run_id: Optional[int] = None
 
 
 def _value(st: Any, names: dict[int, str]) -> Any:
@@ -95,6 +111,27 @@ def _program_id(value: Any) -> Optional[int]:
         return int(value) if value is not None and value != "" else None
     except (TypeError, ValueError):
         return None
+
+
+def _run_id(value: Any) -> Optional[int]:
+    """A usable ``run_id`` (TensorFlow's XLA runs all write -1: not one)."""
+    found = _program_id(value)
+    return found if found is not None and found not in (-1, 0) else None
+
+
+def step_times(thunks: list[Thunk]) -> list[int]:
+    """The time whose step marker each thunk counts for: the start of the first
+    thunk of its program run (one ``run_id`` of one program), so that a run is
+    never split between steps; a thunk of no known run, its own start."""
+    first: dict[tuple[int, Optional[int]], int] = {}
+    for t in thunks:
+        if t.run_id is not None:
+            key = (t.run_id, t.program_id)
+            known = first.get(key)
+            if known is None or t.start < known:
+                first[key] = t.start
+    return [t.start if t.run_id is None else first[(t.run_id, t.program_id)]
+            for t in thunks]
 
 
 def may_hold_thunks(plane: Any) -> bool:
@@ -124,6 +161,9 @@ def read_thunks(plane: Any, p: int, shift_ns: int,
         if found:
             md_stats[md_id] = found
     hlo_mds = {k for k, st in md_stats.items() if st.get("hlo_op")}
+    # Events not named like an instruction (``end: x``, ``A::B``) are never read.
+    event_names = {k: md.name for k, md in plane.event_metadata.items()
+                   if k in hlo_mds or _may_be_instruction(md.name)}
     by_name: Optional[_ByName] = None
     out: list[Thunk] = []
     for li, xline in enumerate(plane.lines):
@@ -140,20 +180,21 @@ def read_thunks(plane: Any, p: int, shift_ns: int,
         rows: list[list[Any]] = []
         last: tuple[str, Optional[int]] = ("", None)
         for ev in xline.events:
+            event_name = event_names.get(ev.metadata_id)
+            if event_name is None:
+                continue
             st = md_stats.get(ev.metadata_id)
             if ev.stats:
                 own = {wanted[s.metadata_id]: _value(s, names) for s in ev.stats
                        if s.metadata_id in wanted}
                 if own:
                     st = {**st, **own} if st else own
-            md = plane.event_metadata.get(ev.metadata_id)
-            event_name = md.name if md is not None else ""
             if st and st.get("hlo_op"):
                 module = str(st.get("hlo_module") or "")
                 pid = _program_id(st.get("program_id"))
                 hlo_op = str(st["hlo_op"])
                 last = (module, pid)
-            elif xla_line and _may_be_instruction(event_name):
+            elif xla_line:
                 if by_name is None:
                     by_name = _ByName(programs())
                 pid = by_name.program_of(event_name, last[1])
@@ -162,16 +203,18 @@ def read_thunks(plane: Any, p: int, shift_ns: int,
                 module, hlo_op = (last[0] if pid == last[1] else ""), event_name
             else:
                 continue
+            run_id = _run_id(st.get("run_id") if st else None)
             start = base + ev.offset_ps
-            rows.append([start, start + ev.duration_ps, (hlo_op, module, pid, event_name),
-                         None, ev.duration_ps])
+            facts = (hlo_op, module, pid, event_name, run_id)
+            rows.append([start, start + ev.duration_ps, facts, None, ev.duration_ps])
         subtract_nested(rows)
         reach = -1  # the latest end so far: a thunk ending by then is inside another
-        for start, end, (hlo_op, module, pid, event_name), _, self_ps in rows:
+        for start, end, facts, _, self_ps in rows:
+            hlo_op, module, pid, event_name, run_id = facts
             outer = not (start < reach and end <= reach)
             reach = max(reach, end)
             out.append(Thunk(start, self_ps, end, outer, hlo_op, module, pid,
-                             event_name or hlo_op, (p, li)))
+                             event_name or hlo_op, (p, li), run_id))
     return out
 
 
@@ -196,9 +239,13 @@ def take_from_enclosing(starts: list[int], ends: list[int], selfs: list[int],
             i -= 1
 
 
+_INSTRUCTION_NAME = re.compile(r"[^\s:]+")
+
+
 def _may_be_instruction(name: str) -> bool:
-    """Whether an event name can be an HLO instruction's (not XLA's runtime events)."""
-    return bool(name) and not name.startswith("end: ") and "::" not in name and " " not in name
+    """Whether an event name can be an HLO instruction's (not XLA's runtime events:
+    ``end: x``, ``ThunkExecutor::Execute``; HLO names hold no blank and no colon)."""
+    return _INSTRUCTION_NAME.fullmatch(name) is not None
 
 
 class _ByName:

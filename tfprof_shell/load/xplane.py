@@ -14,6 +14,11 @@ Read with our own wire-compatible schema (no TensorFlow needed). The mapping:
   launch time on ``.../device:gpu:<n>``, as in RunMetadata. Kernels of
   XLA programs (``hlo_op`` and ``program_id`` stats: JAX, jit-compiled TF)
   count for the framework op of their HLO instruction instead (:mod:`.xla`).
+* XLA on the CPU (JAX without an accelerator): thunk events on host threads
+  (``tf_XLA*`` lines, ``hlo_op``/``program_id`` stats) are cpu time of the
+  framework op of their HLO instruction, self times (nested thunks
+  subtracted), each program run in the step its first thunk starts in
+  (:mod:`.xla_cpu`).
 * steps: events with a ``step_num`` stat (``Trace("train", step_num=N)``,
   Keras's ``Profiled batch``) mark step N; an op execution belongs to the
   innermost marker open when it starts. Without markers everything is step 0.
@@ -408,10 +413,11 @@ def _add_cpu_execs(model: Model, host: Host, steps: _Steps, default: Optional[in
 def _thunk_rows(host: Host, steps: _Steps, default: Optional[int],
                 left_out: list[int]) -> list[Row]:
     """The host's XLA thunks (:mod:`.xla_cpu`) that ran in a step (the innermost
-    marker open at their start); ``left_out`` gets [count, ps] of the others."""
+    marker open at the time :func:`.xla_cpu.step_times` gives each);
+    ``left_out`` gets [count, ps] of the others."""
     out: list[Row] = []
-    for ex in host.thunks:
-        ex.step = steps.at(ex.start) if default is None else default
+    for ex, when in zip(host.thunks, host.thunk_times):
+        ex.step = steps.at(when) if default is None else default
         if ex.step is None:
             left_out[0] += 1
             left_out[1] += ex.dur
@@ -420,12 +426,13 @@ def _thunk_rows(host: Host, steps: _Steps, default: Optional[int],
     return out
 
 
-def _nothing_to_show(hosts: Sequence[Host]) -> str:
-    """The note for a profile in which no execution was found."""
-    if any(host.thunks for host in hosts):
-        return ("no executions to show: every XLA thunk ran outside the step markers")
+def _nothing_to_show(left_out: int) -> str:
+    """The note for a profile in which no execution was found (``left_out`` of them
+    ran outside the step markers)."""
+    if left_out:
+        return "no executions to show: every one ran outside the step markers"
     return ("no executions to show: the profile holds no TensorFlow op events, no device "
-            "kernels and no XLA thunk events on host threads")
+            "kernels that name an op and no XLA thunk events on host threads")
 
 
 def model_from_hosts(hosts: Sequence[Host], ref_ns: int, source: Source) -> Model:
@@ -481,7 +488,7 @@ def model_from_hosts(hosts: Sequence[Host], ref_ns: int, source: Source) -> Mode
                            "left out" % (thunks_left_out[0],
                                          (thunks_left_out[1] + 500_000) // 1_000_000))
     if not model.nodes:
-        model.notes.append(_nothing_to_show(hosts))
+        model.notes.append(_nothing_to_show(left_out + thunks_left_out[0]))
     collectors = [host.xla for host in hosts if host.xla is not None]
     if collectors:
         from .xla import xla_notes

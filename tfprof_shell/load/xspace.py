@@ -666,8 +666,10 @@ class Host:
         self.lines: list[Line] = []
         self.markers: list[tuple[int, int, int]] = []
         self.kernels: list[Exec] = []
-        #: XLA thunks run on host threads (:mod:`.xla_cpu`), as self times.
+        #: XLA thunks run on host threads (:mod:`.xla_cpu`), as self times, and
+        #: the time whose step each counts for (see :func:`.xla_cpu.step_times`).
         self.thunks: list[Exec] = []
+        self.thunk_times: list[int] = []
         #: (plane index, line index) -> the spans of its outermost thunks
         self._thunk_spans: dict[tuple[int, int], list[tuple[int, int]]] = {}
         self.memory: list[tuple[int, str, dict[str, Any]]] = []
@@ -935,7 +937,7 @@ class Host:
     def _read_thunks(self, plane: Any, p: int, picked: dict[tuple[int, int], Picked]) -> None:
         """The XLA thunks on the plane's lines (:mod:`.xla_cpu`), as executions on
         the host's cpu device, accounted through the stored HLO programs."""
-        from .xla_cpu import may_hold_thunks, map_thunk, read_thunks
+        from .xla_cpu import may_hold_thunks, map_thunk, read_thunks, step_times
 
         if not may_hold_thunks(plane):
             return
@@ -950,17 +952,22 @@ class Host:
             return
         xla = self._xla()
         device = CPU_DEVICE % self.index
-        mapped: dict[tuple[str, str, Optional[int], str], KernelOp] = {}
-        for thunk in found:
+        mapped: dict[tuple[str, str, Optional[int], str], tuple[KernelOp, str]] = {}
+        counts: Counter[tuple[str, str, Optional[int], str]] = Counter()
+        for thunk, when in zip(found, step_times(found)):
             key = (thunk.hlo_op, thunk.module, thunk.program_id, thunk.name)
-            op = mapped.get(key)
-            if op is None:
-                op = mapped[key] = map_thunk(xla.programs, thunk)
-            ex = Exec(thunk.start, thunk.self_ps, self.prefix + op.name, op.op, device)
-            self.thunks.append(ex)
-            xla.record(ex, op, thunk.name, None, thunk.line)
+            known = mapped.get(key)
+            if known is None:
+                op = map_thunk(xla.programs, thunk)
+                known = mapped[key] = (op, self.prefix + op.name)
+            counts[key] += 1
+            self.thunks.append(Exec(thunk.start, thunk.self_ps, known[1], known[0].op, device))
+            self.thunk_times.append(when)
             if thunk.outermost:
                 self._thunk_spans.setdefault(thunk.line, []).append((thunk.start, thunk.end))
+        for key, n in counts.items():
+            op, name = mapped[key]
+            xla.record_thunks(name, op, key[3], n)
 
     def _thunks_out_of_ops(self) -> None:
         """TF ops lose the time of the thunks that ran inside them (see :mod:`.xla_cpu`)."""
