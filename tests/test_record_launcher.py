@@ -20,6 +20,7 @@ import textwrap
 
 import pytest
 
+from tfprof_shell.errors import UsageError
 from tfprof_shell.record import layout, manifest, settings
 from tfprof_shell.record.launcher import main as record_main
 from tfprof_shell.record.launcher import parse
@@ -64,6 +65,10 @@ def test_parse_options_then_command():
         ("out", 2, 3, 4, True, "trainer")
     assert req.command == ["python", "-u", "train.py", "--lr", "1"]
     assert parse(["python", "train.py", "-o", "x"]).command == ["python", "train.py", "-o", "x"]
+    torch_req = parse(["--shapes", "--memory", "--", "python", "t.py"])
+    assert (torch_req.shapes, torch_req.memory, torch_req.python_tracer) == (True, True, False)
+    with pytest.raises(UsageError, match="--shapes takes no value"):
+        parse(["--shapes=1", "--", "true"])
 
 
 @pytest.mark.parametrize("argv,message", [
@@ -83,6 +88,7 @@ def test_help_through_the_tfprof_command(tfprof):
     run = tfprof(["record", "--help"])
     assert run.code == 0 and run.out.startswith("usage: tfprof record")
     assert "--env" in run.out and "TFPROF_RECORD=off" in run.out
+    assert "TensorFlow, PyTorch or JAX" in run.out and "--memory" in run.out
 
 
 def test_env_prints_the_two_variables(tmp_path):
