@@ -83,6 +83,10 @@ def test_jitted_loop(tmp_path, tfprof):
                                           ["jit(train_step)"]]
     op = tfprof(["--profile_path=" + out, "op", "-step", "4", "-select", "micros,occurrence"])
     assert op.code == 0 and "dot_general" in op.out
+    # the code view holds the program's lines, not the recorder's proxy around jax.jit
+    code = tfprof(["--profile_path=" + out, "code", "-step", "4", "-max_depth", "4"])
+    assert code.code == 0 and "jax_loop.py:33:main" in code.out
+    assert "jax_loop.py:17:train_step" in code.out and "jax_trace.py" not in code.out
 
 
 def test_program_with_its_own_trace(tmp_path, tfprof):

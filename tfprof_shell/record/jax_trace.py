@@ -221,6 +221,7 @@ class JaxRecorder:
         from jax._src import core
         from jax._src import profiler as jax_profiler
 
+        _hide_from_jax(__file__)
         self.top_level = core.trace_ctx.is_top_level
         self._start, self._stop = jax_profiler.start_trace, jax_profiler.stop_trace
         self._other_running = lambda: jax_profiler._profile_state.profile_session is not None
@@ -245,6 +246,17 @@ class JaxRecorder:
         jax.jit = tfprof_record_jit
         jax_profiler.start_trace = start_trace
         jax.profiler.start_trace = start_trace
+
+
+def _hide_from_jax(path: str) -> None:
+    """Keep the proxy's frame out of the stacks JAX stores (the code view) and its tracebacks."""
+    try:
+        from jax._src import source_info_util, traceback_util
+
+        source_info_util.register_exclusion(path)
+        traceback_util.register_exclusion(path)
+    except (ImportError, AttributeError):  # another JAX: the frame shows, nothing breaks
+        pass
 
 
 def _proxied(made: Any, rec: JaxRecorder) -> Any:
