@@ -210,7 +210,8 @@ def test_a_signal_saves_what_was_traced(tmp_path, tfprof, signum):
     # unwinds the program and the trace is saved at exit
     assert rec["status"] == ("SIGTERM" if signum == signal.SIGTERM else "exit")
     assert len(rec["steps"]) >= 5 and rec["steps"][0] == 3
-    assert occurrences(tfprof, str(out), "aten::addmm", rec["steps"][-1]) == 1
+    # the last step is saved as far as it ran (perhaps not at all); the one before is whole
+    assert occurrences(tfprof, str(out), "aten::addmm", rec["steps"][-2]) == 1
 
 
 def test_arming_never_imports_dynamo(tmp_path):
