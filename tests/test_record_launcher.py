@@ -224,6 +224,15 @@ def test_armed_sitecustomize_off_values_agree_with_settings():
     assert tuple(off) == settings.OFF_VALUES
 
 
+def test_armed_sitecustomize_watches_the_modules_hooks_arms():
+    from tfprof_shell.record.hooks import FRAMEWORK_OF
+
+    tree = ast.parse(open(ARMED_FILE).read())
+    watched = next(ast.literal_eval(node.value) for node in tree.body
+                   if isinstance(node, ast.Assign) and node.targets[0].id == "_WATCHED")
+    assert sorted(watched) == sorted(FRAMEWORK_OF)
+
+
 def test_child_killed_by_a_signal_kills_the_launcher_alike(tmp_path, fake_tf):
     prog = script(tmp_path, "die.py", """
         import os, signal
