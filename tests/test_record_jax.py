@@ -64,7 +64,7 @@ def programs_in_step(tfprof, out, step):
 def test_jitted_loop(tmp_path, tfprof):
     run, out, doc = record(tmp_path, "jax_loop.py", 12)
     assert run.returncode == 4, run.stderr
-    assert re.fullmatch(r"final loss \d+\.\d+\n", run.stdout)
+    assert re.fullmatch(r"final loss \d+\.\d+, last score -?\d+\.\d+\n", run.stdout)
     assert run.stderr.splitlines()[-1].startswith("tfprof record: recorded 3 steps in 1 process")
     proc = only_process(doc)
     assert (proc["kind"], proc["route"], proc["steps"], proc["status"]) == \
@@ -74,7 +74,7 @@ def test_jitted_loop(tmp_path, tfprof):
     (profile,) = list_profiles(out)
     assert profile.name == proc["folder"]
     # each step holds one run of the training step (its thunks, all finished inside its
-    # marker); the evaluation called after step 4's call is in step 4 only
+    # marker); the evaluation called (and read) after step 4's call is in step 4 only
     steps = [programs_in_step(tfprof, out, s) for s in (3, 4, 5)]
     train = [s.get("jit(train_step)") for s in steps]
     assert train[0] and train == [train[0]] * 3, steps
