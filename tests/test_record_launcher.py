@@ -20,6 +20,7 @@ import textwrap
 
 import pytest
 
+from tfprof_shell.errors import UsageError
 from tfprof_shell.record import layout, manifest, settings
 from tfprof_shell.record.launcher import main as record_main
 from tfprof_shell.record.launcher import parse
@@ -28,7 +29,7 @@ from tfprof_shell.record.steps import Dominant, StepPlan
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ARMED_FILE = os.path.join(settings.ARMED_DIR, "sitecustomize.py")
-HAS_TF = importlib.util.find_spec("tensorflow") is not None
+HAS_FRAMEWORK = any(importlib.util.find_spec(m) is not None for m in ("tensorflow", "torch", "jax"))
 
 
 @pytest.fixture
@@ -64,6 +65,10 @@ def test_parse_options_then_command():
         ("out", 2, 3, 4, True, "trainer")
     assert req.command == ["python", "-u", "train.py", "--lr", "1"]
     assert parse(["python", "train.py", "-o", "x"]).command == ["python", "train.py", "-o", "x"]
+    torch_req = parse(["--shapes", "--memory", "--", "python", "t.py"])
+    assert (torch_req.shapes, torch_req.memory, torch_req.python_tracer) == (True, True, False)
+    with pytest.raises(UsageError, match="--shapes takes no value"):
+        parse(["--shapes=1", "--", "true"])
 
 
 @pytest.mark.parametrize("argv,message", [
@@ -83,6 +88,7 @@ def test_help_through_the_tfprof_command(tfprof):
     run = tfprof(["record", "--help"])
     assert run.code == 0 and run.out.startswith("usage: tfprof record")
     assert "--env" in run.out and "TFPROF_RECORD=off" in run.out
+    assert "TensorFlow, PyTorch or JAX" in run.out and "--memory" in run.out
 
 
 def test_env_prints_the_two_variables(tmp_path):
@@ -100,15 +106,14 @@ def test_env_prints_the_two_variables(tmp_path):
         (str(tmp_path / "rec"), 4, "w", "")
 
 
-@pytest.mark.skipif(HAS_TF, reason="TensorFlow is installed here")
-def test_without_tensorflow_one_line_and_nonzero(tmp_path):
+@pytest.mark.skipif(HAS_FRAMEWORK, reason="a framework is installed here")
+def test_without_any_framework_one_line_and_nonzero(tmp_path):
     err = io.StringIO()
     code = record_main(["-o", str(tmp_path / "rec"), "--", sys.executable, "-c", "pass"],
                        stderr=err, environ={})
     assert code == 1
     assert err.getvalue().count("\n") == 1
-    assert "TensorFlow is not installed" in err.getvalue()
-    assert "pip install 'tfprof-shell[tensorflow]'" in err.getvalue()
+    assert "none of TensorFlow, PyTorch or JAX is installed" in err.getvalue()
     assert not (tmp_path / "rec").exists()
 
 
@@ -140,7 +145,7 @@ def test_exit_code_stdout_stderr_and_manifest(tmp_path, fake_tf):
     first, ours = run.stderr.splitlines()
     assert first == "to stderr"
     assert ours == ("tfprof record: nothing recorded: no process of the program "
-                    "imported TensorFlow")
+                    "imported TensorFlow, PyTorch or JAX")
     doc = json.loads((tmp_path / "rec" / layout.MANIFEST).read_text())
     assert doc["format"] == layout.FORMAT and doc["exit_code"] == 7 and doc["signal"] is None
     assert doc["command"] == [sys.executable, prog, "a b"] and doc["processes"] == []
@@ -217,6 +222,18 @@ def test_armed_sitecustomize_off_values_agree_with_settings():
     off = next(ast.literal_eval(node.value) for node in tree.body
                if isinstance(node, ast.Assign) and node.targets[0].id == "_OFF")
     assert tuple(off) == settings.OFF_VALUES
+
+
+def test_armed_sitecustomize_watches_the_modules_hooks_arms():
+    from tfprof_shell.record.hooks import FRAMEWORK_OF
+
+    from tfprof_shell.record.serve import FRAMEWORKS
+
+    tree = ast.parse(open(ARMED_FILE).read())
+    literals = {node.targets[0].id: ast.literal_eval(node.value) for node in tree.body
+                if isinstance(node, ast.Assign) and node.targets[0].id in ("_RECORDED", "_SERVED")}
+    assert sorted(literals["_RECORDED"]) == sorted(FRAMEWORK_OF)
+    assert sorted(literals["_SERVED"]) == sorted(FRAMEWORKS)
 
 
 def test_child_killed_by_a_signal_kills_the_launcher_alike(tmp_path, fake_tf):
@@ -326,8 +343,9 @@ def test_a_broken_tensorflow_never_breaks_the_program(tmp_path, fake_tf):
     assert run.returncode == 6
     assert run.stdout == "False True True\n"
     lines = run.stderr.splitlines()
-    assert len(lines) == 2 and lines[0].startswith("tfprof record: not recording: ")
-    assert lines[1].startswith("tfprof record: nothing recorded")
+    assert len(lines) == 2 and lines[0].startswith("tfprof record: stopped recording in process ")
+    assert "(arming: ModuleNotFoundError" in lines[0]
+    assert lines[1].startswith("tfprof record: nothing recorded: 1 process imported TensorFlow")
 
 
 def test_bad_settings_in_the_environment_say_so_once(tmp_path, fake_tf):
@@ -401,7 +419,8 @@ def test_summary_lines():
     procs = [{"folder": "a", "steps": [3, 4]}, {"folder": "b", "steps": [5]}]
     assert manifest.summary("/o", procs, 10) == ("recorded 3 steps in 2 processes; open it with: "
                                                  "tfprof --profile_path=/o")
-    few = [{"folder": None, "steps": [], "steps_seen": 4, "notes": []}]
+    few = [{"folder": None, "steps": [], "steps_seen": 4, "notes": [],
+            "frameworks": {"tensorflow": "2.21.0"}}]
     assert manifest.summary("/o", few, 10) == (
         "nothing recorded: 1 process imported TensorFlow, the most frequent training call "
         "ran 4 times and tracing starts after --warmup 10")

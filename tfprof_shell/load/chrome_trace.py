@@ -14,7 +14,9 @@ Two producers are understood:
   ``record_function`` and enclosing ops around it (``Linear_0/aten::linear/
   aten::addmm``), typed by the op (``aten::addmm``), timed by its self time;
   GPU kernels count as accelerator time of the op whose ``External id`` they
-  carry; ``ProfilerStep#N`` marks step N (else the i-th file is step i).
+  carry; ``ProfilerStep#N`` marks step N (else the i-th file is step i). In a
+  trace recorded with stacks (``with_stack=True``) the ``python_function``
+  events open around an op (``train.py(23): main``) are its code trace.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import zlib
 from typing import Any, Optional, Sequence
 
 from ..errors import LoadError
-from ..model import Model, Source
+from ..model import Frame, Model, Source
 from .files import read_bytes
 from .records import CPU_DEVICE, GPU_DEVICE, GPU_STREAM_ALL, StatRecord, add_exec, node_for
 from .runmeta import add_run_metadata
@@ -38,6 +40,7 @@ _PROFILER_STEP = re.compile(r"ProfilerStep#(\d+)")
 _TORCH_CPU = ("cpu_op", "operator")
 _TORCH_DEVICE = ("kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset")
 _TORCH_SCOPES = ("user_annotation", "python_function")
+_TORCH_PY_FRAME = re.compile(r"(.+)\((\d+)\): (.+)")
 
 
 def read_trace_events(path: str, entry: str = "") -> list[dict[str, Any]]:
@@ -203,10 +206,56 @@ def _step_at(marks: Sequence[tuple[float, float, int]], t: float, default: int,
     return None
 
 
+def _torch_frame(ev: dict[str, Any]) -> Optional[Frame]:
+    """The Frame of a ``python_function`` event ``file.py(12): func``; None for others."""
+    m = _TORCH_PY_FRAME.fullmatch(str(ev.get("name", "")))
+    if m is None:
+        return None
+    line = int(m.group(2))
+    return Frame(m.group(1), line, m.group(3), line)
+
+
+def _torch_traces(events: Sequence[dict[str, Any]]) -> dict[tuple[float, str], list[Frame]]:
+    """(start, op type) of each cpu op -> the Python frames open around it on its thread,
+    outermost first (empty without ``python_function`` events)."""
+    threads: dict[Any, list[tuple[float, int, float, Any]]] = {}
+    for ev in events:
+        if ev.get("ph") != "X":
+            continue
+        cat = ev.get("cat")
+        if cat == "python_function":
+            frame = _torch_frame(ev)
+            if frame is None:
+                continue
+            kind, what = 0, frame
+        elif cat in _TORCH_CPU:
+            kind, what = 1, str(ev.get("name", ""))
+        else:
+            continue
+        start = float(ev.get("ts", 0))
+        threads.setdefault((ev.get("pid"), ev.get("tid")), []).append(
+            (start, kind, start + float(ev.get("dur", 0)), what))
+    traces: dict[tuple[float, str], list[Frame]] = {}
+    for items in threads.values():
+        if not any(kind == 0 for _, kind, _, _ in items):
+            continue
+        items.sort(key=lambda it: (it[0], it[1], -it[2]))
+        stack: list[tuple[float, Frame]] = []
+        for start, kind, end, what in items:
+            while stack and stack[-1][0] <= start:
+                stack.pop()
+            if kind == 0:
+                stack.append((end, what))
+            elif stack:
+                traces[(start, what)] = [f for _, f in stack]
+    return traces
+
+
 def add_torch_trace(model: Model, index: int, events: Sequence[dict[str, Any]]) -> int:
     """Add one PyTorch trace (file ``index``); returns how many ops fell outside steps."""
     marks = _torch_steps(events)
     ops = _torch_ops(events)
+    traces = _torch_traces(events)
     by_ext = {op[4]: op for op in ops if op[4] is not None}
     kernels = []
     for ev in events:
@@ -244,7 +293,8 @@ def add_torch_trace(model: Model, index: int, events: Sequence[dict[str, Any]]) 
         if step is None:
             left_out += 1
             continue
-        add_exec(model, step, device, name, op_type, int(start), max(_micros(dur), 0))
+        add_exec(model, step, device, name, op_type, int(start), max(_micros(dur), 0),
+                 trace=traces.get((start, op_type)))
     return left_out
 
 

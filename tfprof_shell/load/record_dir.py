@@ -3,8 +3,11 @@
 A recording is a folder with ``manifest.json`` or with process folders (each
 holding ``process.json``), or one process folder itself. A TF1 process
 folder loads through the graph route (``graph.pb``, ``run_meta_<step>`` in
-step order with their step ids, ``op_log``), a TF2 one through the xplane
-reader (``plugins/profile/<run>/``).
+step order with their step ids, ``op_log``), a TF2 or JAX one through the
+xplane reader (``plugins/profile/<run>/``), a PyTorch one through the
+Chrome-trace reader (``*.pt.trace.json``, steps from its ``ProfilerStep#N``
+markers). A process that recorded with two frameworks gives two profiles,
+``<folder>.<kind>``.
 """
 
 from __future__ import annotations
@@ -51,9 +54,11 @@ def list_profiles(path: str, base: Inputs = Inputs()) -> list[RecordedProfile]:
         folders = [os.path.join(path, name) for name in _process_folders(path)]
     found = []
     for folder in folders:
-        inputs = _inputs_of(folder, base)
-        if inputs is not None:
-            found.append(RecordedProfile(os.path.basename(os.path.normpath(folder)), inputs))
+        name = os.path.basename(os.path.normpath(folder))
+        kinds = _inputs_of(folder, base)
+        for kind, inputs in kinds:
+            found.append(RecordedProfile(name if len(kinds) == 1 else "%s.%s" % (name, kind),
+                                         inputs))
     if not found:
         raise LoadError("--profile_path %s: a tfprof record folder with no recorded steps%s"
                         % (path, _why_empty(path)))
@@ -74,7 +79,7 @@ def open_recording(inputs: Inputs) -> Optional[tuple[Inputs, str]]:
                          "--graph_path, --run_meta_path or --op_log_path")
     first = profiles[0]
     if (inputs.run or inputs.hosts) and not first.inputs.profile_path:
-        raise UsageError("--run and --host apply only to TF2 recordings")
+        raise UsageError("--run and --host apply only to TF2 and JAX recordings")
     chosen = replace(first.inputs, checkpoint_path=inputs.checkpoint_path)
     note = ""
     if len(profiles) > 1:
@@ -105,25 +110,33 @@ def _process_folders(path: str) -> list[str]:
     return sorted(names, key=order)
 
 
-def _inputs_of(folder: str, base: Inputs) -> Optional[Inputs]:
-    """How to load one process folder (None if it recorded nothing)."""
+def _inputs_of(folder: str, base: Inputs) -> list[tuple[str, Inputs]]:
+    """How to load what one process folder recorded: (kind, inputs) per framework, [] if
+    nothing."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    found = []
     runs = os.path.join(folder, "plugins", "profile")
     if os.path.isdir(runs):
-        return Inputs(profile_path=runs, run=base.run, hosts=base.hosts)
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return None
+        kind = _read_json(os.path.join(folder, layout.PROCESS)).get("kinds") or []
+        found.append((layout.KIND_JAX if layout.KIND_JAX in kind else layout.KIND_TF2,
+                      Inputs(profile_path=runs, run=base.run, hosts=base.hosts)))
+    traces = [os.path.join(folder, n) for n in names if layout.is_torch_trace(n)]
+    if traces:
+        found.append((layout.KIND_TORCH, Inputs(profile_path=",".join(traces))))
     steps = sorted((step, name) for name in names
                    if (step := layout.step_of_run_meta(name)) is not None)
-    if not steps:
-        return None
-    graph = os.path.join(folder, layout.GRAPH)
-    op_log = os.path.join(folder, layout.OP_LOG)
-    return Inputs(graph_path=graph if os.path.isfile(graph) else None,
-                  run_meta_paths=tuple(os.path.join(folder, n) for _, n in steps),
-                  op_log_path=op_log if os.path.isfile(op_log) else None,
-                  step_ids=tuple(s for s, _ in steps))
+    if steps:
+        graph = os.path.join(folder, layout.GRAPH)
+        op_log = os.path.join(folder, layout.OP_LOG)
+        found.append((layout.KIND_TF1, Inputs(
+            graph_path=graph if os.path.isfile(graph) else None,
+            run_meta_paths=tuple(os.path.join(folder, n) for _, n in steps),
+            op_log_path=op_log if os.path.isfile(op_log) else None,
+            step_ids=tuple(s for s, _ in steps))))
+    return found
 
 
 def _why_empty(path: str) -> str:
@@ -132,7 +145,7 @@ def _why_empty(path: str) -> str:
         return ""
     processes = doc.get("processes") or []
     if not processes:
-        return " (no process of the program imported TensorFlow)"
+        return " (no process of the program imported TensorFlow, PyTorch or JAX)"
     notes = sorted({n for p in processes if isinstance(p, dict)
                     for n in (p.get("notes") or []) if isinstance(n, str)})
     seen = max((p.get("steps_seen") or 0 for p in processes if isinstance(p, dict)), default=0)

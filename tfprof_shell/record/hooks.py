@@ -1,9 +1,12 @@
-"""Arm the recorder once TensorFlow (or Keras) is imported: called by armed/sitecustomize.py.
+"""Arm the recorder of each framework the program imports: called by armed/sitecustomize.py.
 
-Decodes the settings, creates this process's recording, patches the TF1 and
-TF2 entry points, and makes sure what was traced is written at exit (a TF2
-session also on a default SIGTERM), and never in a forked child. Nothing here raises into the
-program: a failure prints one line and leaves the program unrecorded.
+The first framework imported (TensorFlow, PyTorch or JAX) decodes the
+settings and creates this process's recording; each framework then gets its
+own recorder (:mod:`.tf1`/:mod:`.tf2`, :mod:`.pytorch`, :mod:`.jax_trace`),
+which patches its training entry points and records its own steps. What was
+traced is written at exit (and on a default SIGTERM while tracing), never in a
+forked child. Nothing here raises into the program: a failure prints one line
+and leaves the program unrecorded.
 """
 
 from __future__ import annotations
@@ -11,33 +14,57 @@ from __future__ import annotations
 import atexit
 import os
 import sys
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from .process import ProcessRecording
 from .settings import ENV_VAR, decode, is_off
 
+#: The modules armed/sitecustomize.py reports, and the framework each belongs to.
+FRAMEWORK_OF = {"tensorflow": "tensorflow", "keras": "tensorflow", "torch": "torch",
+                "torch._dynamo": "torch", "jax": "jax"}
+
 _imported: set[str] = set()
 _recording: Optional[ProcessRecording] = None
+_off = False
 _tf2: Any = None
+_torch: Any = None
 _keras_armed = False
 
 
 def imported(name: str) -> None:
-    """``name`` ("tensorflow" or "keras") has finished importing."""
-    global _recording, _tf2, _keras_armed
+    """Module ``name`` (a key of FRAMEWORK_OF) has finished importing."""
+    global _tf2, _torch, _keras_armed
     _imported.add(name)
     where = "arming"
     try:
-        if name == "tensorflow" and _recording is None:
-            value = os.environ.get(ENV_VAR)
-            if is_off(value):
+        if name in ("keras", "torch._dynamo"):
+            if _recording is None:
                 return
-            try:
-                settings = decode(value or "")
-            except ValueError as exc:
-                _say("not recording: %s" % exc)
-                return
-            _recording, _tf2 = _arm_tensorflow(settings)
+        elif _open_recording() is None:
+            return
+        rec = _recording
+        assert rec is not None
+        if name == "tensorflow":
+            rec.frameworks["tensorflow"] = _version("tensorflow")
+            _tf2 = _arm_tensorflow(rec)
+        elif name == "torch":
+            where = "arming PyTorch"
+            rec.frameworks["torch"] = _version("torch")
+            from .pytorch import TorchRecorder
+
+            _torch = TorchRecorder(rec)
+            _torch.install()
+            if "torch._dynamo" in sys.modules:
+                _torch.dynamo_imported()
+        elif name == "torch._dynamo" and _torch is not None:
+            where = "keeping out of torch.compile"
+            _torch.dynamo_imported()
+        elif name == "jax":
+            where = "arming JAX"
+            rec.frameworks["jax"] = _version("jax")
+            from .jax_trace import JaxRecorder
+
+            JaxRecorder(rec).install()
         if _tf2 is not None and "keras" in _imported and not _keras_armed:
             where = "arming Keras"
             _keras_armed = True
@@ -49,24 +76,53 @@ def imported(name: str) -> None:
             _say("not recording: %s: %s" % (type(exc).__name__, exc))
 
 
-def _arm_tensorflow(settings: Any) -> tuple[ProcessRecording, Any]:
+def _open_recording() -> Optional[ProcessRecording]:
+    """This process's recording, created at the first framework import (None: not recording)."""
+    global _recording, _off
+    if _recording is not None or _off:
+        return _recording
+    value = os.environ.get(ENV_VAR)
+    _off = True
+    if is_off(value):
+        return None
+    try:
+        settings = decode(value or "")
+    except ValueError as exc:
+        _say("not recording: %s" % exc)
+        return None
+    recording = ProcessRecording(settings)
+    atexit.register(recording.finish, "exit")
+    os.register_at_fork(after_in_child=_forked(recording))
+    _recording = recording
+    return recording
+
+
+def _forked(recording: ProcessRecording) -> Callable[[], None]:
+    def forked() -> None:  # a forked child is not the process that recorded
+        recording.failed = True
+        recording.silent = True
+
+    return forked
+
+
+def _version(module: str) -> str:
+    return str(getattr(sys.modules.get(module), "__version__", ""))
+
+
+def _arm_tensorflow(recording: ProcessRecording) -> Any:
     from .tf1 import SessionRecorder
     from .tf2 import Tf2Recorder
 
-    recording = ProcessRecording(settings)
-    recording.tensorflow = str(getattr(sys.modules.get("tensorflow"), "__version__", ""))
     tf2 = Tf2Recorder(recording)
     tf1 = SessionRecorder(recording, tf2.session.other_active)
     tf2.install()
     tf1.install()
-    atexit.register(recording.finish, "exit")
 
-    def forked() -> None:  # a forked child is not the process that recorded
+    def forked() -> None:
         tf1.done = tf2.done = True
-        recording.failed = True
 
     os.register_at_fork(after_in_child=forked)
-    return recording, tf2
+    return tf2
 
 
 def _say(text: str) -> None:

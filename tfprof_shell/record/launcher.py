@@ -20,30 +20,33 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Mapping, Optional, Sequence, TextIO
 
 from ..errors import EXIT_DATA, UsageError
 from . import layout, manifest, serve
 from .process import now, write_json
-from .settings import ENV_VAR, Settings, armed_environment, is_off
+from .settings import (DEFAULT_EVERY, DEFAULT_MAX_STEPS, DEFAULT_WARMUP, ENV_VAR, Settings,
+                       armed_environment, is_off)
 
 USAGE = ("usage: tfprof record [-o DIR] [--warmup N] [--every N] [--max_steps N] "
-         "[--python_tracer] [--job NAME] -- COMMAND [ARGS...]\n"
+         "[--python_tracer] [--shapes] [--memory] [--job NAME] -- COMMAND [ARGS...]\n"
          "       tfprof record --env [-o DIR] [options]\n"
          "       tfprof record --serve PORT -- COMMAND [ARGS...]\n")
 
 HELP = USAGE + """
 Run COMMAND (any program that starts Python processes) with the recorder armed,
-unchanged: when a process imports TensorFlow, its training steps are found and a
-few of them traced. Open the result with: tfprof --profile_path=DIR
+unchanged: when a process imports TensorFlow, PyTorch or JAX, its training steps
+are found and a few of them traced. Open the result with: tfprof --profile_path=DIR
 
 options:
   -o, --output DIR   where to write (default: ./tfprof_record_<date>_<time>); must be new or empty
   --warmup N         untraced training steps first (default: 10)
   --every N          then trace every N-th step (default: 1)
   --max_steps N      and stop after N traced steps (default: 5)
-  --python_tracer    TF2: also record Python calls (the code view)
+  --python_tracer    also record Python calls (the code view; TF2, PyTorch, JAX)
+  --shapes           PyTorch: also record each op's input shapes
+  --memory           PyTorch: also record memory allocations
   --job NAME         the first part of each process folder's name
                      (default: TF_CONFIG's task type, else the script's name)
   --serve PORT       record nothing: start the profiler server on PORT when the program
@@ -54,9 +57,14 @@ options:
 
 TF1: tf.compat.v1.Session.run (also MonitoredTrainingSession, make_callable) in the
 main thread. TF2: Keras fit, custom tf.function loops, eager loops with a Keras or
-tf.compat.v1 optimizer. TFPROF_RECORD=off in the environment runs COMMAND unrecorded.
+tf.compat.v1 optimizer. PyTorch: torch.optim optimizer steps (torchrun, mp.spawn,
+Lightning, DDP, torch.compile), else calls of the largest nn.Module (inference).
+JAX: top-level calls of the most called jax.jit function. TFPROF_RECORD=off in the
+environment runs COMMAND unrecorded.
 """
 
+#: The frameworks a program may record with (one must be importable here).
+FRAMEWORK_MODULES = ("tensorflow", "torch", "jax")
 _FORWARDED = ("SIGTERM", "SIGHUP", "SIGUSR1", "SIGUSR2")
 _FROM_TERMINAL = ("SIGINT", "SIGQUIT")  # the terminal sends these to the child too
 
@@ -66,10 +74,12 @@ class Request:
     """A parsed ``tfprof record`` command line."""
 
     out_dir: str = ""
-    warmup: int = Settings.warmup
-    every: int = Settings.every
-    max_steps: int = Settings.max_steps
+    warmup: int = DEFAULT_WARMUP
+    every: int = DEFAULT_EVERY
+    max_steps: int = DEFAULT_MAX_STEPS
     python_tracer: bool = False
+    shapes: bool = False
+    memory: bool = False
     job: str = ""
     env: bool = False
     serve: int = 0
@@ -101,7 +111,7 @@ def parse(argv: Sequence[str]) -> Request:
             req.command = args[i:]
             break
         name, eq, inline = arg.partition("=")
-        if name in ("-h", "--help", "--env", "--python_tracer"):
+        if name in ("-h", "--help", "--env", "--python_tracer", "--shapes", "--memory"):
             if eq:
                 raise UsageError("%s takes no value" % name)
             setattr(req, {"-h": "help", "--help": "help"}.get(name, name[2:]), True)
@@ -146,10 +156,9 @@ def main(argv: Sequence[str], stdout: TextIO = sys.stdout, stderr: TextIO = sys.
             status = serve.launch(req.command, req.serve, environ, stderr, _run)
         elif ENV_VAR in environ and is_off(environ[ENV_VAR]):
             status = _run(req.command, environ)
-        elif importlib.util.find_spec("tensorflow") is None:
-            stderr.write("tfprof record: TensorFlow is not installed in this Python (%s); "
-                         "recording needs it: pip install 'tfprof-shell[tensorflow]'\n"
-                         % sys.executable)
+        elif not any(importlib.util.find_spec(m) is not None for m in FRAMEWORK_MODULES):
+            stderr.write("tfprof record: none of TensorFlow, PyTorch or JAX is installed in "
+                         "this Python (%s); recording needs one of them\n" % sys.executable)
             return EXIT_DATA
         else:
             status = record(req, _output_dir(req.out_dir), environ, stderr)
@@ -179,7 +188,8 @@ def _output_dir(given: str) -> str:
 def settings_of(req: Request, out_dir: str, status_dir: str = "") -> Settings:
     """The Settings a request arms processes with."""
     return Settings(dir=out_dir, warmup=req.warmup, every=req.every, max_steps=req.max_steps,
-                    python_tracer=req.python_tracer, job=req.job, status_dir=status_dir)
+                    python_tracer=req.python_tracer, shapes=req.shapes, memory=req.memory,
+                    job=req.job, status_dir=status_dir)
 
 
 def env_lines(req: Request, environ: Mapping[str, str]) -> str:
@@ -197,7 +207,7 @@ def record(req: Request, out_dir: str, environ: Mapping[str, str], stderr: TextI
     try:
         returncode = _run(req.command, armed_environment(settings, environ))
         processes = manifest.collect_processes(out_dir, status_dir)
-        shown = asdict(settings)
+        shown = settings._asdict()
         del shown["status_dir"]
         doc = manifest.build(req.command, os.getcwd(), shown, started, now(),
                              time.monotonic() - t0, returncode, processes)

@@ -2,7 +2,7 @@
 
 The launcher builds it when the program has ended, from the process
 folders (``process.json``) and the status files processes leave at exit
-(which also name processes that imported TensorFlow but recorded nothing).
+(which also name processes that imported a framework but recorded nothing).
 """
 
 from __future__ import annotations
@@ -12,6 +12,10 @@ import os
 from typing import Any, Optional
 
 from . import layout
+
+#: How the summary names each framework.
+NAMES = {"tensorflow": "TensorFlow", "torch": "PyTorch", "jax": "JAX"}
+FRAMEWORKS = "TensorFlow, PyTorch or JAX"
 
 
 def _read_json(path: str) -> Optional[dict]:
@@ -64,8 +68,8 @@ def build(command: list[str], cwd: str, settings: dict[str, Any], started: str, 
 
 
 def _entry(doc: dict[str, Any]) -> dict[str, Any]:
-    keys = ("folder", "pid", "host", "rank", "job", "argv", "kind", "route", "steps",
-            "steps_seen", "recorder_seconds", "status", "notes", "tensorflow", "started",
+    keys = ("folder", "pid", "host", "rank", "job", "argv", "kind", "route", "kinds", "steps",
+            "steps_seen", "recorder_seconds", "status", "notes", "frameworks", "started",
             "updated")
     return {k: doc.get(k) for k in keys}
 
@@ -79,12 +83,14 @@ def summary(out_dir: str, processes: list[dict[str, Any]], warmup: int) -> str:
                 % (steps, "" if steps == 1 else "s", len(recorded),
                    "" if len(recorded) == 1 else "es", out_dir))
     if not processes:
-        return "nothing recorded: no process of the program imported TensorFlow"
+        return "nothing recorded: no process of the program imported %s" % FRAMEWORKS
     seen = max((p.get("steps_seen") or 0) for p in processes)
     notes = sorted({n for p in processes for n in (p.get("notes") or [])})
     why = ("the most frequent training call ran %d time%s and tracing starts after --warmup %d"
            % (seen, "" if seen == 1 else "s", warmup))
     if notes:
         why += "; " + "; ".join(notes)
-    return "nothing recorded: %d process%s imported TensorFlow, %s" % (
-        len(processes), "" if len(processes) == 1 else "es", why)
+    used = sorted({NAMES.get(f, f) for p in processes for f in (p.get("frameworks") or {})})
+    return "nothing recorded: %d process%s imported %s, %s" % (
+        len(processes), "" if len(processes) == 1 else "es",
+        " and ".join(used) or "a framework", why)

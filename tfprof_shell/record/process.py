@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import sys
 import threading
@@ -95,10 +96,15 @@ class ProcessRecording:
         self.started = now()
         self.kind = ""
         self.route = ""
+        #: Framework family -> (kind, route) of the recorder that traced its steps.
+        self.claims: dict[str, tuple[str, str]] = {}
         self.steps: list[int] = []
         self.status = "recording"
         self.notes: list[str] = []
-        self.tensorflow = ""
+        #: The frameworks the process imported, with their versions.
+        self.frameworks: dict[str, str] = {}
+        #: Set by a recorder when this process must leave no trace (a DataLoader worker).
+        self.silent = False
         self.finishers: list[Callable[[str], None]] = []
         #: How many steps each detector has counted so far (the largest goes in process.json).
         self.counters: list[Callable[[], int]] = []
@@ -132,14 +138,44 @@ class ProcessRecording:
             self.spent += time.perf_counter() - t0
 
     def claim(self, kind: str, route: str) -> bool:
-        """Whether ``route`` may record: the first route to trace a step keeps the process."""
+        """Whether ``route`` may record: the first route of each framework to trace a step
+        keeps it (a program using two frameworks has each record itself)."""
         with self.lock:
             if self.failed or self._finished:
                 return False
-            if not self.kind:
-                self.kind, self.route = kind, route
+            family = layout.FAMILY.get(kind, kind)
+            held = self.claims.get(family)
+            if held is None:
+                self.claims[family] = (kind, route)
+                if not self.kind:
+                    self.kind, self.route = kind, route
                 return True
-            return (self.kind, self.route) == (kind, route)
+            return held == (kind, route)
+
+    def set_rank(self, rank: int) -> None:
+        """Take the rank a framework gives (``torch.distributed``) before anything is written."""
+        with self.lock:
+            if self._made or self.rank is not None:
+                return
+            self.rank = rank
+            self.name = layout.folder_name(self.job, self.host, self.rank, self.pid)
+            self.folder = os.path.join(self.settings.dir, self.name)
+
+    def adopt_runs(self, staging: str) -> None:
+        """Move a profiler's ``plugins/profile/<run>`` folders from ``staging`` into the
+        process folder, then remove ``staging``."""
+        try:
+            runs_from = os.path.join(staging, "plugins", "profile")
+            runs_to = self.path("plugins", "profile")
+            os.makedirs(runs_to, exist_ok=True)
+            for run in os.listdir(runs_from):
+                os.replace(os.path.join(runs_from, run), os.path.join(runs_to, run))
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+    def staging(self) -> str:
+        """A folder beside the process folders for a profiler to write into before adoption."""
+        return os.path.join(self.settings.dir, ".staging." + self.name)
 
     def add_step(self, step: int) -> None:
         """Note a recorded step (its files are written)."""
@@ -161,8 +197,9 @@ class ProcessRecording:
         """process.json's document (also the status file the launcher reads)."""
         return {"format": layout.FORMAT, "version": layout.VERSION, "pid": self.pid,
                 "job": self.job, "host": self.host, "rank": self.rank,
-                "argv": list(sys.argv), "tensorflow": self.tensorflow,
-                "kind": self.kind, "route": self.route, "steps": sorted(self.steps),
+                "argv": list(sys.argv), "frameworks": dict(self.frameworks),
+                "kind": self.kind, "route": self.route,
+                "kinds": [kind for kind, _ in self.claims.values()], "steps": sorted(self.steps),
                 "steps_seen": self.steps_seen(), "recorder_seconds": round(self.spent, 4),
                 "status": self.status, "notes": list(self.notes),
                 "started": self.started, "updated": now(),
@@ -197,6 +234,8 @@ class ProcessRecording:
                 except Exception as exc:  # keep what was already written
                     self.notes.append("could not save the last steps: %s: %s"
                                       % (type(exc).__name__, exc))
+            if self.silent:
+                return
             if self.status == "recording":
                 self.status = reason
             try:

@@ -19,14 +19,12 @@ While theirs runs, ours does not start.
 from __future__ import annotations
 
 import functools
-import os
 import shutil
-import signal
 import sys
-import threading
 from typing import Any, Callable, Optional
 
 from .process import ProcessRecording
+from .sigterm import SigtermSave
 
 
 class Level:
@@ -61,7 +59,7 @@ class Session:
         self.session: Any = None
         self.used = False
         self.on_give_way: Optional[Callable[[], None]] = None
-        self._sigterm_handler: Optional[Callable[[int, Any], None]] = None
+        self.sigterm = SigtermSave(recording)
 
     @property
     def active(self) -> bool:
@@ -82,11 +80,11 @@ class Session:
         session = _pywrap_profiler.ProfilerSession()
         try:
             with self.recording.timed():
-                session.start(self._staging(), options(self.recording.settings.python_tracer))
+                session.start(self.recording.staging(), options(self.recording.settings.python_tracer))
         except Exception:  # another session (e.g. a profiler server's) holds the profiler
             return False
         self.session, self.used = session, True
-        self._catch_sigterm()
+        self.sigterm.catch()
         return True
 
     def save(self) -> None:
@@ -94,47 +92,15 @@ class Session:
         session, self.session = self.session, None
         if session is None:
             return
-        self._release_sigterm()
-        staging = self._staging()
+        self.sigterm.release()
+        staging = self.recording.staging()
         try:
             with self.recording.timed():
                 session.export_to_tb()
-            runs_from = os.path.join(staging, "plugins", "profile")
-            runs_to = self.recording.path("plugins", "profile")
-            os.makedirs(runs_to, exist_ok=True)
-            for run in os.listdir(runs_from):
-                os.replace(os.path.join(runs_from, run), os.path.join(runs_to, run))
-        finally:
+        except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
-
-    def _catch_sigterm(self) -> None:
-        """On a default SIGTERM while recording: save, then die of SIGTERM as before."""
-        if threading.current_thread() is not threading.main_thread():
-            return
-        if signal.getsignal(signal.SIGTERM) != signal.SIG_DFL:
-            return  # the program handles SIGTERM itself; atexit saves if it exits
-        recording = self.recording
-
-        def on_sigterm(signum: int, frame: Any) -> None:
-            try:
-                recording.finish("SIGTERM")
-            finally:
-                signal.signal(signal.SIGTERM, signal.SIG_DFL)
-                os.kill(os.getpid(), signal.SIGTERM)
-
-        self._sigterm_handler = on_sigterm
-        signal.signal(signal.SIGTERM, on_sigterm)
-
-    def _release_sigterm(self) -> None:
-        handler, self._sigterm_handler = self._sigterm_handler, None
-        if handler is None or threading.current_thread() is not threading.main_thread():
-            return
-        if signal.getsignal(signal.SIGTERM) is handler:
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-
-    def _staging(self) -> str:
-        rec = self.recording
-        return os.path.join(rec.settings.dir, ".staging." + rec.name)
+            raise
+        self.recording.adopt_runs(staging)
 
     def install(self) -> None:
         """Wrap ``tf.profiler.experimental.start`` wherever TensorFlow exports it."""

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass, fields
-from typing import Mapping, Optional
+from typing import Mapping, NamedTuple, Optional
 
 ENV_VAR = "TFPROF_RECORD"
 #: Values of TFPROF_RECORD that leave a program unarmed (armed/sitecustomize.py agrees).
@@ -22,9 +21,12 @@ DEFAULT_EVERY = 1
 DEFAULT_MAX_STEPS = 5
 
 
-@dataclass(frozen=True)
-class Settings:
-    """One recording's settings, as the launcher passes them to every process."""
+class Settings(NamedTuple):
+    """One recording's settings, as the launcher passes them to every process.
+
+    A NamedTuple rather than a dataclass: it is built in every armed process
+    that imports a framework, and costs a fraction of a frozen dataclass to define.
+    """
 
     #: The output folder (absolute); process folders go below it.
     dir: str
@@ -34,11 +36,15 @@ class Settings:
     every: int = DEFAULT_EVERY
     #: Stop after this many traced steps.
     max_steps: int = DEFAULT_MAX_STEPS
-    #: TF2: record Python calls too (feeds the code view).
+    #: Record Python calls too (feeds the code view): TF2, JAX, and PyTorch (``with_stack``).
     python_tracer: bool = False
+    #: PyTorch: record each op's input shapes (``record_shapes``).
+    shapes: bool = False
+    #: PyTorch: record memory allocations (``profile_memory``).
+    memory: bool = False
     #: The job part of process folder names ("" = from TF_CONFIG, else the script's name).
     job: str = ""
-    #: Set by the launcher: where each process that imported TensorFlow leaves a status file.
+    #: Set by the launcher: where each process that imported a framework leaves a status file.
     status_dir: str = ""
 
 
@@ -49,8 +55,8 @@ def is_off(value: Optional[str]) -> bool:
 
 def encode(settings: Settings) -> str:
     """The TFPROF_RECORD value for ``settings`` (defaults and empty fields left out)."""
-    default = {f.name: f.default for f in fields(Settings)}
-    items = {k: v for k, v in asdict(settings).items()
+    default = Settings._field_defaults
+    items = {k: v for k, v in settings._asdict().items()
              if k == "dir" or (v != default[k] and v != "")}
     return json.dumps(items, sort_keys=True, separators=(",", ":"))
 
@@ -63,13 +69,12 @@ def decode(value: str) -> Settings:
         raise ValueError("%s is not JSON settings" % ENV_VAR) from None
     if not isinstance(items, dict) or not isinstance(items.get("dir"), str) or not items["dir"]:
         raise ValueError("%s does not name an output folder (\"dir\")" % ENV_VAR)
-    known = {f.name: f for f in fields(Settings)}
+    known = dict(Settings._field_defaults, dir="")
     kwargs = {}
     for key, item in items.items():
-        spec = known.get(key)
-        if spec is None:
+        if key not in known:
             continue  # written by a newer tfprof-shell: ignored
-        want = bool if spec.type == "bool" else int if spec.type == "int" else str
+        want = type(known[key])
         if type(item) is not want:  # noqa: E721 -- bool is not an int here
             raise ValueError("%s: %r must be a %s" % (ENV_VAR, key, want.__name__))
         kwargs[key] = item

@@ -2,12 +2,13 @@
 
 With ``TFPROF_RECORD`` set (and not ``off``) it only puts an import hook first
 on ``sys.meta_path``; the hook looks at the name of each module imported for
-the first time and does nothing else until ``tensorflow`` or ``keras`` has
-finished importing. Only then is ``tfprof_shell.record.hooks`` loaded (from
-the tfprof-shell this file belongs to) to patch the training entry points.
+the first time and does nothing else until a framework (``tensorflow``,
+``keras``, ``torch``, ``jax``; ``torch._dynamo`` too) has finished importing.
+Only then is ``tfprof_shell.record.hooks`` loaded (from the tfprof-shell this
+file belongs to) to patch that framework's training entry points.
 Then the ``sitecustomize`` this file hides, if any, runs as it would have.
 
-Kept to ``os`` and ``sys``: a program that never imports TensorFlow pays
+Kept to ``os`` and ``sys``: a program that never imports a framework pays
 for two environment look-ups and one small class.
 """
 
@@ -19,7 +20,9 @@ _PACKAGE = os.path.dirname(os.path.dirname(_HERE))
 # `tfprof record --serve PORT` sets TFPROF_SERVE instead of TFPROF_RECORD: then
 # record/serve.py takes the imports of TensorFlow and JAX, to start a profiler server.
 _SERVE = bool(os.environ.get("TFPROF_SERVE"))
-_WATCHED = ("tensorflow", "jax") if _SERVE else ("tensorflow", "keras")
+_RECORDED = ("tensorflow", "keras", "torch", "torch._dynamo", "jax")
+_SERVED = ("tensorflow", "jax")
+_WATCHED = _SERVED if _SERVE else _RECORDED
 _HANDLER = "tfprof_shell.record.serve" if _SERVE else "tfprof_shell.record.hooks"
 _OFF = ("", "off", "0", "false", "no")
 

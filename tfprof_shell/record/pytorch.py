@@ -1,0 +1,237 @@
+"""PyTorch: find the training steps without the program's help and profile a few of them.
+
+Two routes, the first to reach a traced step keeps the process:
+
+* training: every ``torch.optim`` optimizer's update ends in the global
+  optimizer step hooks; the most frequently updated optimizer delimits the
+  steps (a step runs from the end of one of its updates to the end of the
+  next), so micro-batches, evaluation and rarer optimizers fall inside steps;
+* inference (no optimizer yet): top-level calls of the largest ``nn.Module``
+  (by parameter count) made from the main thread without gradients (under
+  ``no_grad``/``inference_mode``, or in ``eval()`` mode); the route is dropped
+  once an optimizer updates, and when ``torch._dynamo`` is imported. (Calls are
+  seen through ``nn.Module._call_impl``, which ``__call__`` runs.)
+
+One ``torch.profiler.profile`` (:mod:`.pytorch_session`) covers the traced
+steps; each is wrapped in ``record_function("ProfilerStep#N")``, which the
+loader reads as step N. ``torch._dynamo`` is never imported here: once the
+program imports it, the optimizer hook is re-registered behind
+``torch.compiler.disable`` so compiled code never traces into it.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from typing import Any, Optional
+
+from . import layout
+from .process import ProcessRecording
+from .pytorch_session import TorchSession
+from .steps import Dominant, StepPlan
+
+OPTIMIZER, MODULE = "optimizer", "nn.Module"
+
+
+class TorchRecorder:
+    """Step markers and the profiler, driven by optimizer updates or top-level module calls."""
+
+    def __init__(self, recording: ProcessRecording) -> None:
+        self.recording = recording
+        self.plan = StepPlan(recording.settings)
+        self.session = TorchSession(recording)
+        self.session.on_give_way = self.abandon_marker
+        self.updates = Dominant()
+        self.training = False
+        self.module_calls: dict[int, int] = {}
+        self.module_sizes: dict[int, int] = {}
+        self.largest: Optional[int] = None
+        self.largest_size = -1
+        self.marker: Any = None
+        self.marker_step = -1
+        self.done = False
+        self.inner = False
+        self.main_thread = threading.main_thread().ident
+        self._hook_handle: Any = None
+        self._module_call: Any = None
+        self.grad_enabled: Any = lambda: True
+        recording.finishers.append(self.stop)
+        recording.counters.append(lambda: max([0] + list(self.updates.counts.values())
+                                              + list(self.module_calls.values())))
+
+    # -- the state machine ---------------------------------------------------
+    def begin(self, route: str, step: int) -> bool:
+        """Step ``step`` of ``route`` starts: open its marker if it is one to trace."""
+        if self.done or self.marker is not None or not self.plan.wants(step):
+            return False
+        if in_dataloader_worker():
+            self.done = True
+            return False
+        if self.recording.rank is None:
+            rank = distributed_rank()
+            if rank is not None:
+                self.recording.set_rank(rank)
+        if not self.recording.claim(layout.KIND_TORCH, route):
+            return False
+        if not self.session.active and not self.session.start():
+            if self.session.used:
+                self.done = True
+            else:  # the program's own profiler runs: try again from the next step
+                self.recording.note("waited for the program's own profiler to stop")
+                self.plan.warmup = step + 1
+            return False
+        import torch
+
+        marker = torch.autograd.profiler.record_function("ProfilerStep#%d" % step)
+        marker.__enter__()
+        self.marker, self.marker_step = marker, step
+        return True
+
+    def end(self) -> None:
+        """The marked step ends; after the last one, save the trace."""
+        step = self.marker_step
+        if not self.close_marker():
+            return
+        if step >= self.plan.last():
+            self.stop("complete")
+
+    def close_marker(self) -> bool:
+        marker, self.marker = self.marker, None
+        if marker is None:
+            return False
+        marker.__exit__(None, None, None)
+        self.recording.steps.append(self.marker_step)
+        return True
+
+    def abandon_marker(self) -> None:
+        """Close the open marker without counting its step (it was not traced whole)."""
+        marker, self.marker = self.marker, None
+        if marker is not None:
+            marker.__exit__(None, None, None)
+        self.done = True
+
+    def stop(self, status: str) -> None:
+        """Close the open marker and save the trace (at the end, at exit, on SIGTERM)."""
+        with self.recording.lock:
+            self.done = True
+            if in_dataloader_worker():
+                self.recording.silent = True
+                return
+            self.close_marker()
+            if self.session.active:
+                self.session.save()
+                if self.recording.status == "recording":
+                    self.recording.status = status
+                self.recording.save()
+
+    def guard(self, fn: Any, *args: Any) -> Any:
+        """Run one of our steps; an internal error stops recording and returns None."""
+        try:
+            return fn(*args)
+        except Exception as exc:
+            self.done = True
+            self.recording.fail("PyTorch step detection", exc)
+            return None
+
+    # -- training: optimizer updates --------------------------------------------
+    def optimizer_stepped(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        """The global optimizer post hook: one update of ``optimizer`` has ended."""
+        if self.done or self.inner or threading.get_ident() != self.main_thread:
+            return
+        self.guard(self._update_done, optimizer)
+
+    def _update_done(self, optimizer: Any) -> None:
+        if not self.training:
+            self.training = True
+            self.drop_inference()
+        step = self.updates.step_of(id(optimizer))
+        if step is None:
+            return
+        if self.marker is not None and self.recording.route == OPTIMIZER:
+            self.end()
+        if self.begin(OPTIMIZER, step + 1):
+            self.updates.lock(id(optimizer))
+
+    # -- inference: top-level module calls ---------------------------------------
+    def module_called(self, module: Any) -> bool:
+        """A top-level call of ``module`` starts; whether it opened a traced step."""
+        if module.training and self.grad_enabled():
+            return False  # a training forward: its optimizer will say where steps end
+        key = id(module)
+        size = self.module_sizes.get(key)
+        if size is None:
+            size = self.module_sizes[key] = sum(p.numel() for p in module.parameters())
+            if size > self.largest_size and self.recording.route != MODULE:
+                self.largest, self.largest_size = key, size
+        if key != self.largest:
+            return False
+        step = self.module_calls.get(key, 0)
+        self.module_calls[key] = step + 1
+        return bool(self.begin(MODULE, step))
+
+    def drop_inference(self) -> None:
+        """Stop watching module calls (training started, or torch.compile is in use)."""
+        if self._module_call is None or self.recording.route == MODULE:
+            return
+        import torch
+
+        torch.nn.Module._call_impl = self._module_call
+        self._module_call = None
+
+    # -- patches -----------------------------------------------------------------
+    def install(self) -> None:
+        """Register the optimizer hook, watch module calls, watch the program's profilers."""
+        import torch
+        from torch.optim.optimizer import register_optimizer_step_post_hook
+
+        self.session.install()
+        self.grad_enabled = torch.is_grad_enabled
+        self._hook_handle = register_optimizer_step_post_hook(self.optimizer_stepped)
+        module_call = self._module_call = torch.nn.Module._call_impl
+        rec = self
+
+        def tfprof_record_module_call(module: Any, *args: Any, **kwargs: Any) -> Any:
+            if rec.inner or rec.done or threading.get_ident() != rec.main_thread:
+                return module_call(module, *args, **kwargs)
+            rec.inner = True
+            try:
+                opened = rec.guard(rec.module_called, module)
+                try:
+                    return module_call(module, *args, **kwargs)
+                finally:
+                    if opened:
+                        rec.guard(rec.end)
+            finally:
+                rec.inner = False
+
+        # _call_impl, not __call__: replacing a dunder updates the slots of every subclass
+        torch.nn.Module._call_impl = tfprof_record_module_call
+
+    def dynamo_imported(self) -> None:
+        """The program imported ``torch._dynamo``: keep the hook out of compiled code."""
+        import torch
+
+        if self._hook_handle is not None:
+            self._hook_handle.remove()
+        from torch.optim.optimizer import register_optimizer_step_post_hook
+
+        self._hook_handle = register_optimizer_step_post_hook(
+            torch.compiler.disable(self.optimizer_stepped))
+        self.drop_inference()
+
+
+def in_dataloader_worker() -> bool:
+    """Whether this process is a DataLoader worker (which records nothing)."""
+    worker = sys.modules.get("torch.utils.data._utils.worker")
+    return worker is not None and getattr(worker, "_worker_info", None) is not None
+
+
+def distributed_rank() -> Optional[int]:
+    """The ``torch.distributed`` rank, if the program has initialised a process group."""
+    dist = sys.modules.get("torch.distributed")
+    try:
+        if dist is not None and dist.is_available() and dist.is_initialized():
+            return int(dist.get_rank())
+    except Exception:
+        return None
+    return None
