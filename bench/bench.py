@@ -239,8 +239,9 @@ def median(xs: list[float]) -> float:
 
 
 def bench_profile(name: str, path: str, runs: int, engine_py: Optional[str],
-                  target: float) -> list[list]:
-    """The table rows of one profile (see the module docstring)."""
+                  target: float, one_shot_only: bool = False) -> list[list]:
+    """The table rows of one profile (see the module docstring); with
+    ``one_shot_only`` just the one-shot rows."""
     ours_cmd = [sys.executable, "-m", "tfprof_shell", "--profile_path=" + path, "scope"]
     eng_cmd = [engine_py, ENGINE_DRIVER, "--profile_path=" + path, "scope"] if engine_py else None
     rows = []
@@ -255,6 +256,8 @@ def bench_profile(name: str, path: str, runs: int, engine_py: Optional[str],
                      target=target))
     rows.append(_row("one-shot peak RSS (MB)", [r for _, r in one], [r for _, r in eng_one],
                      unit="MB"))
+    if one_shot_only:
+        return rows
     sess: list[dict] = []
     eng: list[dict] = []
     for _ in range(runs):
@@ -356,6 +359,8 @@ def main(argv=None) -> int:
                     help="a Python with TensorFlow 2.x installed (default: this one if it has it)")
     ap.add_argument("--xprof-python",
                     help="a Python with the xprof package: also run bench/bench_xprof.py")
+    ap.add_argument("--one-shot-only", action="store_true",
+                    help="measure only the one-shot scope process of each profile")
     ap.add_argument("--hta-python",
                     help="a Python with HolisticTraceAnalysis: also run bench/bench_torch.py")
     ap.add_argument("--torch-steps", type=int, default=150,
@@ -379,7 +384,7 @@ def main(argv=None) -> int:
     for name, path in profile_paths(args.profiles.split(","), engine_py).items():
         size = os.path.getsize(path) / 1e6
         engine = engine_py if not path.endswith(".xplane.pb") else None
-        rows = bench_profile(name, path, args.runs, engine, args.target)
+        rows = bench_profile(name, path, args.runs, engine, args.target, args.one_shot_only)
         print("\n%s (%s, %.1f MB)" % (name, os.path.basename(path), size))
         print(tabulate(rows, headers=["measure", "ours", "engine", "ours/engine",
                                       "range over runs", "<= %.2g" % args.target],

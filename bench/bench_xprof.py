@@ -166,14 +166,19 @@ def session_worker(path: str) -> dict[str, Any]:
     session = Session(load_model(Inputs(profile_path=path)))
     gc.freeze()
     load = time.perf_counter() - t0
+    from tfprof_shell.errors import UserError
     views = {}
     for cmd in VIEWS:
         runs = []
         for _ in range(2):
             t = time.perf_counter()
-            session.execute(cmd)
+            try:
+                session.execute(cmd)
+            except UserError:  # e.g. no code view without the Python tracer
+                break
             runs.append(time.perf_counter() - t)
-        views[cmd.split()[0]] = runs
+        if runs:
+            views[cmd.split()[0]] = runs
     return {"load": load, "views": views}
 
 
