@@ -28,12 +28,14 @@ Python, else the synthetic one. Generated profiles are cached in bench/.cache/.
 
 With --xprof-python (a Python with the xprof package), the TF2 comparison of
 bench/bench_xprof.py runs too and its table is printed after ours; with
+--hta-python (a Python with HolisticTraceAnalysis), bench/bench_torch.py
+compares the PyTorch route with HTA and shows its growth at 1x/2x/4x steps; with
 --parallel-copies N, bench/bench_parallel.py then loads N copies of the large
 TF2 and ProfileProto profiles with 1, 2 and all cores. So one run reports every
 ratio of the guide's Performance page (docs/performance.md):
 
     python bench/bench.py --profiles large --engine-python PY_TF --xprof-python PY_XPROF \
-        --parallel-copies 4
+        --hta-python PY_HTA --parallel-copies 4
 
     python bench/bench.py                       # sample + medium + large + xplane
     python bench/bench.py --profiles large --runs 5 --engine-python /path/to/python
@@ -237,8 +239,9 @@ def median(xs: list[float]) -> float:
 
 
 def bench_profile(name: str, path: str, runs: int, engine_py: Optional[str],
-                  target: float) -> list[list]:
-    """The table rows of one profile (see the module docstring)."""
+                  target: float, one_shot_only: bool = False) -> list[list]:
+    """The table rows of one profile (see the module docstring); with
+    ``one_shot_only`` just the one-shot rows."""
     ours_cmd = [sys.executable, "-m", "tfprof_shell", "--profile_path=" + path, "scope"]
     eng_cmd = [engine_py, ENGINE_DRIVER, "--profile_path=" + path, "scope"] if engine_py else None
     rows = []
@@ -253,6 +256,8 @@ def bench_profile(name: str, path: str, runs: int, engine_py: Optional[str],
                      target=target))
     rows.append(_row("one-shot peak RSS (MB)", [r for _, r in one], [r for _, r in eng_one],
                      unit="MB"))
+    if one_shot_only:
+        return rows
     sess: list[dict] = []
     eng: list[dict] = []
     for _ in range(runs):
@@ -319,6 +324,14 @@ def _row(label: str, ours: list[float], theirs: list[float], unit: str = "s",
             spread, met]
 
 
+def _bench_module(name: str):
+    """A sibling bench/NAME.py module, loaded by path (bench/ is not a package)."""
+    spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, name + ".py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def xprof_rows(xprof_py: str, engine_py: Optional[str], runs: int) -> Optional[list[list]]:
     """bench_xprof.py's rows (TF2 profiles against XProf), if that module is here."""
     where = os.path.join(HERE, "bench_xprof.py")
@@ -346,6 +359,12 @@ def main(argv=None) -> int:
                     help="a Python with TensorFlow 2.x installed (default: this one if it has it)")
     ap.add_argument("--xprof-python",
                     help="a Python with the xprof package: also run bench/bench_xprof.py")
+    ap.add_argument("--one-shot-only", action="store_true",
+                    help="measure only the one-shot scope process of each profile")
+    ap.add_argument("--hta-python",
+                    help="a Python with HolisticTraceAnalysis: also run bench/bench_torch.py")
+    ap.add_argument("--torch-steps", type=int, default=150,
+                    help="steps of the 1x PyTorch trace (2x and 4x follow)")
     ap.add_argument("--parallel-copies", type=int, default=0, metavar="N",
                     help="also run bench/bench_parallel.py: N copies loaded with 1, 2, all cores")
     ap.add_argument("--worker", nargs=2, metavar=("KIND", "PATH"), help=argparse.SUPPRESS)
@@ -365,7 +384,7 @@ def main(argv=None) -> int:
     for name, path in profile_paths(args.profiles.split(","), engine_py).items():
         size = os.path.getsize(path) / 1e6
         engine = engine_py if not path.endswith(".xplane.pb") else None
-        rows = bench_profile(name, path, args.runs, engine, args.target)
+        rows = bench_profile(name, path, args.runs, engine, args.target, args.one_shot_only)
         print("\n%s (%s, %.1f MB)" % (name, os.path.basename(path), size))
         print(tabulate(rows, headers=["measure", "ours", "engine", "ours/engine",
                                       "range over runs", "<= %.2g" % args.target],
@@ -377,6 +396,17 @@ def main(argv=None) -> int:
             print("\nTF2 profiles against XProf (bench/bench_xprof.py)")
             print(tabulate(rows, headers=["profile", "measure", "ours", "XProf", "ratio"],
                            tablefmt="github"))
+    if args.hta_python:
+        compare, growth = _bench_module("bench_torch").run(argparse.Namespace(
+            hta_python=args.hta_python, steps=args.torch_steps, hta_sizes="1,2",
+            runs=args.runs))
+        print("\nPyTorch traces against HTA's TraceAnalysis load (bench/bench_torch.py)")
+        print(tabulate(compare, headers=["trace", "ours s", "HTA s", "ours/HTA (wall)",
+                                         "range over runs", "ours/HTA (CPU)",
+                                         "peak RSS MB ours / HTA"], tablefmt="github"))
+        print(tabulate(growth, headers=["trace", "ours wall s", "x 1x", "ours CPU s", "x 1x",
+                                        "peak RSS MB"], tablefmt="github"))
+        sys.stdout.flush()
     if args.parallel_copies:
         print("\nLoading %d profiles at once (bench/bench_parallel.py)" % args.parallel_copies)
         sys.stdout.flush()

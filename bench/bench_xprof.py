@@ -2,8 +2,10 @@
 """TF2 profiles: tfprof-shell against XProf's ``framework_op_stats`` converter.
 
 For each ``.xplane.pb`` (by default the TensorFlow-recorded one of
-bench/make_large_tf2_xplane.py and the synthetic one of
-bench/make_large_xplane.py, both cached in bench/.cache/), whole processes,
+bench/make_large_tf2_xplane.py, the synthetic one of bench/make_large_xplane.py
+and the other recorded shapes of :data:`SHAPES`: a 40-block residual MLP with
+host tracer level 3 with and without the Python tracer, a Keras fit; all
+cached in bench/.cache/), whole processes,
 alternating (ours, XProf, ours, XProf, ...), medians of --runs:
 
 * one-shot: ``python -m tfprof_shell --profile_path=F op -select
@@ -67,6 +69,28 @@ def recorded_profile(tf_python: Optional[str]) -> Optional[str]:
         subprocess.run([tf_python, os.path.join(HERE, "make_large_tf2_xplane.py"), p],
                        check=True)
     return p
+
+
+#: Other shapes of real TF2 profiles: name -> make_large_tf2_xplane.py arguments.
+SHAPES = {
+    "deep_py3": ["--shape", "deep", "--layers", "40", "--steps", "600", "--host-level", "3"],
+    "deep_nopy": ["--shape", "deep", "--layers", "40", "--steps", "600", "--host-level", "3",
+                  "--no-python-tracer"],
+    "keras_fit": ["--shape", "keras", "--layers", "6", "--steps", "600", "--host-level", "2"],
+}
+
+
+def shape_profiles(tf_python: Optional[str]) -> list[str]:
+    """The recorded shapes of :data:`SHAPES` (recording the missing ones with TensorFlow)."""
+    out = []
+    for name, extra in SHAPES.items():
+        p = os.path.join(CACHE, "shapes", name, "localhost.xplane.pb")
+        if not os.path.exists(p) and tf_python:
+            subprocess.run([tf_python, os.path.join(HERE, "make_large_tf2_xplane.py"), p]
+                           + extra, check=True)
+        if os.path.exists(p):
+            out.append(p)
+    return out
 
 
 def synthetic_profile() -> str:
@@ -142,14 +166,19 @@ def session_worker(path: str) -> dict[str, Any]:
     session = Session(load_model(Inputs(profile_path=path)))
     gc.freeze()
     load = time.perf_counter() - t0
+    from tfprof_shell.errors import UserError
     views = {}
     for cmd in VIEWS:
         runs = []
         for _ in range(2):
             t = time.perf_counter()
-            session.execute(cmd)
+            try:
+                session.execute(cmd)
+            except UserError:  # e.g. no code view without the Python tracer
+                break
             runs.append(time.perf_counter() - t)
-        views[cmd.split()[0]] = runs
+        if runs:
+            views[cmd.split()[0]] = runs
     return {"load": load, "views": views}
 
 
@@ -265,7 +294,7 @@ def run(args: argparse.Namespace) -> list[list[Any]]:
     files = list(args.files)
     if not files:
         rec = recorded_profile(args.tf_python)
-        files = ([rec] if rec else []) + [synthetic_profile()]
+        files = ([rec] if rec else []) + [synthetic_profile()] + shape_profiles(args.tf_python)
     env = _env()
     rows: list[list[Any]] = []
     for path in files:

@@ -10,6 +10,13 @@ Python-tracer events; recording takes a minute or two on two cores::
 
     python bench/make_large_tf2_xplane.py OUT.xplane.pb [--steps 600] [--layers 4]
 
+Other shapes of real profiles (``--shape``): ``deep``, a residual MLP of
+``--layers`` blocks (two MatMuls each) in one ``tf.function``, so each step
+runs hundreds of ops; ``keras``, a Keras ``Model.fit`` over a ``tf.data``
+pipeline (one epoch of ``--steps`` batches). ``--host-level 3`` records the
+host tracer's verbose events, host memory allocations among them, and
+``--no-python-tracer`` leaves the Python tracer off.
+
 The file is written only if OUT does not exist yet (delete it to re-record).
 """
 
@@ -34,6 +41,100 @@ class Level(int):
 
     def __bool__(self) -> bool:
         raise TypeError("a profiler level is not a bool")
+
+
+def profiler_options(host_level: int, python_tracer: bool):
+    """ProfilerOptions with the given host tracer level and Python tracer on or off."""
+    import tensorflow as tf
+    return tf.profiler.experimental.ProfilerOptions(
+        host_tracer_level=Level(host_level), python_tracer_level=Level(int(python_tracer)),
+        device_tracer_level=Level(1))
+
+
+def move_profile(logdir: str, out: str) -> None:
+    """Move the one ``.xplane.pb`` the profiler wrote under ``logdir`` to ``out``."""
+    found = glob.glob(os.path.join(logdir, "plugins", "profile", "*", "*.xplane.pb"))
+    if len(found) != 1:
+        raise SystemExit("expected one .xplane.pb under %s, found %d" % (logdir, len(found)))
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    shutil.move(found[0], out)
+
+
+def record_deep(out: str, steps: int, blocks: int, host_level: int, python_tracer: bool,
+                width: int = 64) -> None:
+    """A residual MLP of ``blocks`` blocks in one tf.function, fed by tf.data."""
+    import tensorflow as tf
+
+    tf.get_logger().setLevel("ERROR")
+    tf.random.set_seed(11)
+    inp = tf.Variable(tf.random.normal([32, width], stddev=0.1), name="inp")
+    blocks_w = [(tf.Variable(tf.random.normal([width, width], stddev=0.05), name="a%d" % i),
+                 tf.Variable(tf.random.normal([width, width], stddev=0.05), name="b%d" % i))
+                for i in range(blocks)]
+    out_w = tf.Variable(tf.random.normal([width, 10], stddev=0.1), name="out")
+    params = [inp, out_w] + [w for pair in blocks_w for w in pair]
+
+    @tf.function
+    def train_step(x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
+        with tf.GradientTape() as tape:
+            h = tf.matmul(x, inp)
+            for i, (a, b) in enumerate(blocks_w):
+                with tf.name_scope("block%d" % i):
+                    h = h + tf.matmul(tf.nn.relu(tf.matmul(h, a)), b)
+            logits = tf.matmul(h, out_w)
+            loss = tf.reduce_mean(
+                tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+        grads = tape.gradient(loss, params)
+        for p, g in zip(params, grads):
+            p.assign_sub(0.01 * g)
+        return loss
+
+    x_all = tf.random.normal([64 * 8, 32])
+    y_all = tf.random.uniform([64 * 8], maxval=10, dtype=tf.int32)
+    batches = iter(tf.data.Dataset.from_tensor_slices((x_all, y_all)).batch(64).repeat()
+                   .map(lambda x, y: (x * 1.0, y)).prefetch(2))
+    for _ in range(2):
+        train_step(*next(batches))
+    logdir = tempfile.mkdtemp(prefix="tf2_deep_")
+    try:
+        tf.profiler.experimental.start(logdir, options=profiler_options(host_level,
+                                                                        python_tracer))
+        for step in range(steps):
+            with tf.profiler.experimental.Trace("train", step_num=step, _r=1):
+                loss = train_step(*next(batches))
+        tf.profiler.experimental.stop()
+        move_profile(logdir, out)
+    finally:
+        shutil.rmtree(logdir, ignore_errors=True)
+    print("final loss %.4f" % float(loss.numpy()))
+
+
+def record_keras(out: str, steps: int, layers: int, host_level: int, python_tracer: bool,
+                 width: int = 64) -> None:
+    """One epoch of Keras ``fit`` over ``steps`` tf.data batches, profiled whole."""
+    import tensorflow as tf
+
+    tf.get_logger().setLevel("ERROR")
+    tf.random.set_seed(11)
+    model = tf.keras.Sequential([tf.keras.Input((32,))]
+                                + [tf.keras.layers.Dense(width, activation="relu")
+                                   for _ in range(layers)]
+                                + [tf.keras.layers.Dense(10)])
+    model.compile(optimizer="sgd",
+                  loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    x_all = tf.random.normal([64 * steps, 32])
+    y_all = tf.random.uniform([64 * steps], maxval=10, dtype=tf.int32)
+    data = tf.data.Dataset.from_tensor_slices((x_all, y_all)).batch(64).prefetch(2)
+    model.fit(data.take(2), epochs=1, verbose=0)  # trace outside the profile
+    logdir = tempfile.mkdtemp(prefix="tf2_keras_")
+    try:
+        tf.profiler.experimental.start(logdir, options=profiler_options(host_level,
+                                                                        python_tracer))
+        model.fit(data, epochs=1, verbose=0)
+        tf.profiler.experimental.stop()
+        move_profile(logdir, out)
+    finally:
+        shutil.rmtree(logdir, ignore_errors=True)
 
 
 def record(out: str, steps: int, layers: int, width: int = 64) -> None:
@@ -117,10 +218,20 @@ def main(argv: list[str]) -> int:
     ap.add_argument("out")
     ap.add_argument("--steps", type=int, default=600)
     ap.add_argument("--layers", type=int, default=6)
+    ap.add_argument("--shape", choices=("mlp", "deep", "keras"), default="mlp")
+    ap.add_argument("--host-level", type=int, default=2)
+    ap.add_argument("--no-python-tracer", action="store_true")
     args = ap.parse_args(argv)
     if not os.path.exists(args.out):
         t0 = time.perf_counter()
-        record(args.out, args.steps, args.layers)
+        if args.shape == "deep":
+            record_deep(args.out, args.steps, args.layers, args.host_level,
+                        not args.no_python_tracer)
+        elif args.shape == "keras":
+            record_keras(args.out, args.steps, args.layers, args.host_level,
+                         not args.no_python_tracer)
+        else:
+            record(args.out, args.steps, args.layers)
         print("recorded in %.1f s" % (time.perf_counter() - t0))
     print("%s: %.1f MB" % (args.out, os.path.getsize(args.out) / 1e6))
     return 0

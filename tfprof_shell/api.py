@@ -13,9 +13,11 @@ Mistakes raise :class:`~tfprof_shell.errors.UserError`; nothing is printed.
 
 from __future__ import annotations
 
+import gc
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Sequence, Union
+from typing import Any, Iterator, Mapping, Optional, Sequence, Union
 
 from . import commands
 from .combine.result import MultiResult
@@ -88,7 +90,9 @@ class Profile:
         inputs = Inputs(profile_path=_path(profile_path), graph_path=_path(graph_path),
                         run_meta_paths=tuple(_path(p) for p in run_meta_paths),
                         op_log_path=_path(op_log_path), checkpoint_path=_path(checkpoint_path))
-        return cls(load_model(inputs), options, default_name(inputs))
+        with _collector_paused():
+            model = load_model(inputs)
+        return cls(model, options, default_name(inputs))
 
     # -- several profiles ------------------------------------------------------
 
@@ -108,7 +112,8 @@ class Profile:
         A folder holding several jobs loads one profile per job, named
         ``name.JOB``. Returns the loader's notes.
         """
-        return self.session.load(name, os.fspath(path)).notes
+        with _collector_paused():
+            return self.session.load(name, os.fspath(path)).notes
 
     def use(self, name: str) -> None:
         """Make profile ``name`` the one views run on."""
@@ -270,6 +275,22 @@ def _show_link(url: str) -> None:
                      % escape(url)))
     except Exception:  # a display nicety; the URL is returned anyway
         pass
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a profile loads, as the CLI does.
+
+    A model is hundreds of thousands of long-lived objects; collections
+    during the load walk them again and again and can double its time.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _advice_result(reply: Any) -> Result:

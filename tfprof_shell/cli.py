@@ -18,7 +18,8 @@ import sys
 from dataclasses import dataclass
 from typing import Optional, Sequence, TextIO
 
-from .errors import OptionError, UsageError, UserError
+from .errors import (EXIT_INTERNAL, OptionError, UsageError, UserError, internal_error_line,
+                     print_debug_traceback)
 from .help import GUIDE, inputs_text
 from .load import Inputs, split_paths
 from .options import OPTION_SPECS, Options, check_profile_name, from_mapping
@@ -212,6 +213,10 @@ def main(argv: Optional[Sequence[str]] = None, stdin: TextIO = sys.stdin,
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as exc:  # a bug: one line, as the shell reports it
+        print_debug_traceback(exc, stderr)
+        stderr.write(internal_error_line(exc) + "\n")
+        return EXIT_INTERNAL
     finally:
         if gc_was_enabled and not exits:
             gc.enable()

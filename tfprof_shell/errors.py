@@ -8,11 +8,17 @@ shell prints it and shows the prompt again. Any other exception is a bug.
 
 from __future__ import annotations
 
+import os
+import traceback
+from typing import TextIO
+
 #: Exit status for a problem with the data: unreadable input, a request the
 #: loaded profile cannot answer, an output that cannot be written.
 EXIT_DATA = 1
 #: Exit status for a usage mistake: unknown command, option or value.
 EXIT_USAGE = 2
+#: Exit status after a bug (any exception that is not a UserError).
+EXIT_INTERNAL = 1
 
 
 class UserError(Exception):
@@ -58,3 +64,16 @@ class OutputError(UserError):
     """An output file cannot be written."""
 
     exit_code = EXIT_DATA
+
+
+def internal_error_line(exc: BaseException) -> str:
+    """The one line that reports a bug (an exception that is not a UserError)."""
+    text = str(exc).replace("\n", " ")
+    return ("tfprof: internal error: %s%s (please report it; TFPROF_DEBUG=1 shows the "
+            "traceback)" % (type(exc).__name__, ": " + text if text else ""))
+
+
+def print_debug_traceback(exc: BaseException, stream: TextIO) -> None:
+    """Print ``exc``'s traceback on ``stream`` when the environment sets TFPROF_DEBUG."""
+    if os.environ.get("TFPROF_DEBUG"):
+        traceback.print_exception(type(exc), exc, exc.__traceback__, file=stream)

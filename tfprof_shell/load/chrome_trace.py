@@ -25,6 +25,8 @@ import gzip
 import json
 import re
 import zlib
+from bisect import bisect_right
+from itertools import accumulate
 from typing import Any, Optional, Sequence
 
 from ..errors import LoadError
@@ -164,22 +166,24 @@ def _torch_ops(events: Sequence[dict[str, Any]]) -> list[list[Any]]:
     out: list[list[Any]] = []
     for evs in threads.values():
         evs.sort(key=lambda e: (float(e.get("ts", 0)), -float(e.get("dur", 0))))
-        stack: list[tuple[float, dict[str, Any], Optional[list[Any]]]] = []
+        # Each open event: its end, its scope path, and the nearest cpu op record
+        # at or above it (whose self time its child ops reduce).
+        stack: list[tuple[float, str, Optional[list[Any]]]] = []
         for ev in evs:
             start = float(ev.get("ts", 0))
             end = start + float(ev.get("dur", 0))
             while stack and stack[-1][0] <= start:
                 stack.pop()
-            rec = None
+            path = stack[-1][1] + "/" + _label(ev) if stack else _label(ev)
+            parent = stack[-1][2] if stack else None
+            rec = parent
             if ev.get("cat") in _TORCH_CPU:
-                path = "/".join([_label(s[1]) for s in stack] + [_label(ev)])
                 ext = (ev.get("args") or {}).get("External id")
                 rec = [start, end - start, path, str(ev.get("name", "")), ext]
-                parent = next((s[2] for s in reversed(stack) if s[2] is not None), None)
                 if parent is not None:
                     parent[1] -= end - start
                 out.append(rec)
-            stack.append((end, ev, rec))
+            stack.append((end, path, rec))
     return out
 
 
@@ -193,17 +197,33 @@ def _torch_steps(events: Sequence[dict[str, Any]]) -> list[tuple[float, float, i
     return sorted(marks)
 
 
-def _step_at(marks: Sequence[tuple[float, float, int]], t: float, default: int,
-             last: bool = False) -> Optional[int]:
-    if not marks:
-        return default
-    inside = [m[2] for m in marks if m[0] <= t < m[1]]
-    if inside:
-        return inside[-1]
-    if last:
-        started = [m[2] for m in marks if m[0] <= t]
-        return started[-1] if started else None
-    return None
+class _StepMarks:
+    """Which ``ProfilerStep`` holds a time: a bisect over the sorted marks.
+
+    The answer is the last mark (in sorted order) whose span holds the time;
+    ``last=True`` falls back to the last mark started by then. The running
+    maximum of the ends rules out earlier marks at once, so the search only
+    walks back where marks overlap.
+    """
+
+    def __init__(self, marks: Sequence[tuple[float, float, int]]) -> None:
+        self.marks = marks
+        self.starts = [m[0] for m in marks]
+        self.max_end = list(accumulate((m[1] for m in marks), max))
+
+    def at(self, t: float, default: int, last: bool = False) -> Optional[int]:
+        marks = self.marks
+        if not marks:
+            return default
+        i = bisect_right(self.starts, t) - 1
+        if i < 0:
+            return None
+        j = i
+        while j >= 0 and self.max_end[j] > t:
+            if t < marks[j][1]:
+                return marks[j][2]
+            j -= 1
+        return marks[i][2] if last else None
 
 
 def _torch_frame(ev: dict[str, Any]) -> Optional[Frame]:
@@ -253,7 +273,7 @@ def _torch_traces(events: Sequence[dict[str, Any]]) -> dict[tuple[float, str], l
 
 def add_torch_trace(model: Model, index: int, events: Sequence[dict[str, Any]]) -> int:
     """Add one PyTorch trace (file ``index``); returns how many ops fell outside steps."""
-    marks = _torch_steps(events)
+    marks = _StepMarks(_torch_steps(events))
     ops = _torch_ops(events)
     traces = _torch_traces(events)
     by_ext = {op[4]: op for op in ops if op[4] is not None}
@@ -282,10 +302,10 @@ def add_torch_trace(model: Model, index: int, events: Sequence[dict[str, Any]]) 
         else:
             on_gpu = gpu_of.get(op[2])
             device = CPU_DEVICE % 0 if on_gpu is None else GPU_DEVICE % (0, on_gpu)
-        records.append((op[0], op[1], op[2], op[3], device, _step_at(marks, op[0], index)))
+        records.append((op[0], op[1], op[2], op[3], device, marks.at(op[0], index)))
     for start, dur, name, op_type, gpu, _ in kernels:
         records.append((start, dur, name, op_type, GPU_STREAM_ALL % (0, gpu),
-                        _step_at(marks, start, index, last=True)))
+                        marks.at(start, index, last=True)))
     add_kernel_types(model, [(k[2], k[3], k[5]) for k in kernels])
     records.sort(key=lambda r: (r[0], r[2]))
     left_out = 0

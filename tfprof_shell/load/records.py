@@ -58,9 +58,7 @@ def add_exec(model: Model, step: int, device: str, name: str, op: str,
     ``device`` is in the engine's lower-case form (see CPU_DEVICE); the
     execution carries no memory (memory comes separately, as ExecMemory).
     """
-    if step not in model.steps:
-        model.steps.append(step)
-        model.steps.sort()
+    model.add_step(step)
     node = node_for(model, name, op)
     if trace and node.trace is None:
         node.trace = trace

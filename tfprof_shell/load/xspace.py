@@ -533,8 +533,35 @@ def _id_columns(raw_events: Any, indices: list[int], id_stats: set[int], wanted:
     elif sizes[1] == per * n and not sizes[0] and not any(sizes[2:]):
         values = stats.uint64_value[slot - 1::per]
     else:
-        return None
+        found = _slot_values(raw_events, indices, slot, each)
+        if found is None:
+            return None
+        values = found
     return indices, offsets, durations, values
+
+
+def _slot_values(raw_events: Any, indices: list[int], slot: int, each: int
+                 ) -> Optional[list[int]]:
+    """The values of stat ``slot`` of each event at ``indices``, when their other
+    stats hold values of other kinds: every event's stats kept as bytes (one
+    parse), that slot's picked out and parsed again as columns. None unless
+    the slot's values are all int64 (or all uint64)."""
+    n = len(indices)
+    raw = xplane_columns_pb2.EventStatsRaw.FromString(
+        _BOUNDARY + _BOUNDARY.join(map(raw_events.__getitem__, indices))).stats
+    if len(raw) != n * each:
+        return None
+    parsed = xplane_columns_pb2.StatValues.FromString(b"".join(raw[slot::each]))
+    if len(parsed.metadata_id) != n:
+        return None
+    kinds = (parsed.int64_value, parsed.uint64_value, parsed.double_value, parsed.str_value,
+             parsed.bytes_value, parsed.ref_value)
+    sizes = [len(k) for k in kinds]
+    if sizes[0] == n and not any(sizes[1:]):
+        return parsed.int64_value[:]
+    if sizes[1] == n and not any(sizes[2:]) and not sizes[0]:
+        return parsed.uint64_value[:]
+    return None
 
 
 def _positions(mask: list[bool], count: int) -> list[int]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import insort
 from dataclasses import dataclass
 from typing import Callable, Optional
 
@@ -47,6 +48,17 @@ class Model:
         self._sorted: Optional[list[GraphNode]] = None
         self._interval_source: Optional[Callable[[], Intervals]] = None
         self._intervals: Optional[Intervals] = None
+        self._step_set: Optional[tuple[list[int], set[int]]] = None
+
+    def add_step(self, step: int) -> None:
+        """Add ``step`` to :attr:`steps` (kept sorted) unless it is there: a set
+        look-up, so loaders may call it once per execution."""
+        known = self._step_set
+        if known is None or known[0] is not self.steps or len(known[1]) != len(self.steps):
+            known = self._step_set = (self.steps, set(self.steps))
+        if step not in known[1]:
+            known[1].add(step)
+            insort(self.steps, step)
 
     @property
     def has_trace(self) -> bool:

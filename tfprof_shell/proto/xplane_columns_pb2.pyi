@@ -61,3 +61,9 @@ class StatValues(_message.Message):
     bytes_value: _containers.RepeatedScalarFieldContainer[bytes]
     ref_value: _containers.RepeatedScalarFieldContainer[int]
     def __init__(self, metadata_id: _Optional[_Iterable[int]] = ..., double_value: _Optional[_Iterable[float]] = ..., uint64_value: _Optional[_Iterable[int]] = ..., int64_value: _Optional[_Iterable[int]] = ..., str_value: _Optional[_Iterable[bytes]] = ..., bytes_value: _Optional[_Iterable[bytes]] = ..., ref_value: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class EventStatsRaw(_message.Message):
+    __slots__ = ("stats",)
+    STATS_FIELD_NUMBER: _ClassVar[int]
+    stats: _containers.RepeatedScalarFieldContainer[bytes]
+    def __init__(self, stats: _Optional[_Iterable[bytes]] = ...) -> None: ...

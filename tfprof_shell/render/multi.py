@@ -20,10 +20,6 @@ from ..combine.result import DIFF, GONE, NEW, CombinedNode, MultiResult
 from ..formats import FORMATTERS
 from .base import Rendered
 from .json_out import SCHEMA_VERSION, UNIT_NAMES, numeric_attributes
-from .text import LEGEND
-
-#: Column labels: the single view's, and occurrence as the run count it is here.
-_LEGEND = dict(LEGEND, occurrence="run count")
 
 
 def render_multi(result: MultiResult) -> Rendered:
@@ -83,7 +79,7 @@ def _header(result: MultiResult) -> str:
 
 
 def _legend(result: MultiResult, attrs: Sequence[str]) -> str:
-    labels = [_LEGEND[a] for a in attrs]
+    labels = [metrics.ATTRIBUTES[a].number_label() for a in attrs]
     if result.mode == DIFF:
         current, base = result.sides
         cols = ["%s: %s vs %s, delta, ratio" % (label, current.name, base.name)

@@ -33,14 +33,6 @@ MISSING_STREAM_WARNING = (
     "If you found your operation missing accelerator time, consider to post to "
     "discuss@tensorflow.org!\n\n")
 
-LEGEND = {
-    "params": "# parameters", "float_ops": "# float_ops", "bytes": "requested bytes",
-    "peak_bytes": "peak bytes", "residual_bytes": "residual bytes",
-    "output_bytes": "output bytes", "micros": "total execution time",
-    "accelerator_micros": "accelerator execution time",
-    "cpu_micros": "cpu execution time", "device": "assigned devices",
-    "op_types": "op types", "input_shapes": "input shapes",
-}
 _TIMES = ("micros", "accelerator_micros", "cpu_micros")
 _MEMORY = ("bytes", "peak_bytes", "residual_bytes", "output_bytes")
 TREE_COLUMNS = ("params", "float_ops") + _MEMORY + _TIMES + (
@@ -69,12 +61,8 @@ def doc_block(result: ViewResult) -> str:
 
 def legend(result: ViewResult) -> str:
     list_view = result.view in ("op", "code")
-    labels = []
-    for col in columns(result.options.select, list_view):
-        if col == "occurrence":
-            labels.append("op occurrence (run|defined)" if list_view else "op count (run|defined)")
-        else:
-            labels.append(LEGEND[col])
+    labels = [metrics.ATTRIBUTES[col].legend(list_view)
+              for col in columns(result.options.select, list_view)]
     return "node name | %s\n" % " | ".join(labels)
 
 

@@ -14,7 +14,6 @@ import contextlib
 import os
 import sys
 import threading
-import traceback
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Protocol, TextIO
 
 from prompt_toolkit import PromptSession
@@ -28,7 +27,7 @@ from prompt_toolkit.output import Output, create_output
 from prompt_toolkit.styles import Style
 
 from ..version import __version__
-from ..errors import UserError
+from ..errors import EXIT_INTERNAL, UserError, internal_error_line, print_debug_traceback
 from . import pager as pagers
 from .completer import ShellCompleter, engine_for
 from .paths import history_path
@@ -38,8 +37,6 @@ if TYPE_CHECKING:
     from ..session import Session
 
 PROMPT = "tfprof> "
-#: Exit status of a pipe run whose line hit a bug (not a user error).
-EXIT_INTERNAL = 1
 STYLE = Style.from_dict({
     "prompt": "bold",
     "bottom-toolbar": "noreverse bg:#303030 #c0c0c0",
@@ -336,11 +333,8 @@ def _error(stream: Writer, message: str, color: bool) -> None:
 
 
 def _internal_error(stream: Writer, exc: BaseException, color: bool) -> None:
-    if os.environ.get("TFPROF_DEBUG"):
-        traceback.print_exception(type(exc), exc, exc.__traceback__, file=stream)
-    text = str(exc).replace("\n", " ")
-    _error(stream, "tfprof: internal error: %s%s (please report it; TFPROF_DEBUG=1 shows "
-                   "the traceback)" % (type(exc).__name__, ": " + text if text else ""), color)
+    print_debug_traceback(exc, stream)  # type: ignore[arg-type]
+    _error(stream, internal_error_line(exc), color)
 
 
 def _isatty(stream: object) -> bool:
