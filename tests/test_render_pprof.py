@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, run_cli, sample
+from conftest import REQUIRED_FRAMEWORKS, ROOT, run_cli, sample
 from tfprof_shell.api import Profile
 from tfprof_shell.metrics import PPROF_ATTRIBUTES
 from tfprof_shell.proto import pprof_profile_pb2
@@ -120,7 +120,9 @@ def test_refused_requests_write_nothing(command, message, tmp_path):
 _TOP_LINE = re.compile(r"^\s*([0-9.]+)(\w+)\s+\S+\s+\S+\s+([0-9.]+)\w+\s+\S+\s+(.+)$")
 
 
-@pytest.mark.skipif(shutil.which("go") is None, reason="needs the Go toolchain's pprof")
+@pytest.mark.pprof
+@pytest.mark.skipif(shutil.which("go") is None and "pprof" not in REQUIRED_FRAMEWORKS,
+                    reason="needs the Go toolchain's pprof")
 @pytest.mark.parametrize("model", ["tiny_mlp", "convnet"])
 def test_go_pprof_top_agrees_with_the_code_view(model, profiles, tmp_path):
     """`go tool pprof -top`: same total, and each function's flat = its leaves in the text."""
