@@ -162,10 +162,10 @@ def test_top_checks_the_command_before_connecting():
 
 # -- Ctrl-C --------------------------------------------------------------------
 
-def _spawn(args, cwd):
+def _spawn(args, cwd, **popen):
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     return subprocess.Popen([sys.executable, "-m", "tfprof_shell"] + args, cwd=cwd, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
 
 
 def _until(predicate, seconds=20.0):
@@ -196,6 +196,20 @@ def test_ctrl_c_ends_top_and_its_session(served, tmp_path):
     s = served()
     proc = _spawn(["top", s.address, "--interval", "0.2"], str(tmp_path))
     assert _until(lambda: s.fake.snapshots >= 1)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert s.fake.stopped == 1 and "Traceback" not in err
+
+
+def test_ctrl_c_ends_top_even_when_started_with_sigint_ignored(served, tmp_path):
+    # top handles Ctrl-C itself (a flag checked between calls, so it never breaks into an
+    # import or a gRPC call: once it hung in the import lock that way), so it stops even when
+    # started, as a background job of a non-interactive shell is, with SIGINT ignored.
+    s = served()
+    proc = _spawn(["top", s.address, "--interval", "0.2"], str(tmp_path),
+                  preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    assert _until(lambda: s.fake.snapshots >= 2)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err

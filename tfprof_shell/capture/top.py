@@ -42,6 +42,7 @@ options:
 """
 
 _CLEAR = "\x1b[H\x1b[2J"
+_POLL = 0.05  # seconds between checks for a stop asked by a signal
 #: What top shows without a COMMAND: op types, the most time first.
 DEFAULT_VIEW = ("op", "-order_by", "micros")
 
@@ -81,13 +82,18 @@ class Top:
         self.stdin, self.stdout, self.stderr = stdin, stdout, stderr
         self.tty = _isatty(stdout)
         self.count = 0
+        self.stopping = False
 
     def run(self) -> int:
         """Start, loop, always stop; 0 when the user quit, 1 on a failure."""
         client = Client(self.target, self.settings)
         request = pb.ProfileRequest(opts=options_of(self.settings, 0), emit_xspace=True,
                                     host_name=self.target.file_stem)
-        previous = signal.signal(signal.SIGTERM, _interrupt) if _main_thread() else None
+        # Ctrl-C and SIGTERM ask the loop to stop at its next check instead of breaking
+        # into a gRPC call or a load: the server's session is then always stopped cleanly.
+        # A second one while a call is slow interrupts it at once.
+        previous = ({sig: signal.signal(sig, self._stop_asked)
+                     for sig in (signal.SIGINT, signal.SIGTERM)} if _main_thread() else {})
         started = failed = False
         try:
             client.call("StartContinuousProfiling", request, pb.ContinuousProfilingResponse,
@@ -115,19 +121,26 @@ class Top:
                         self.stderr.write("tfprof top: could not stop the target's profiling "
                                           "session: %s\n" % exc.message)
             client.close()
-            if previous is not None:
-                signal.signal(signal.SIGTERM, previous)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    def _stop_asked(self, signum: int, frame: Any) -> None:
+        if self.stopping:
+            raise KeyboardInterrupt
+        self.stopping = True
 
     def _loop(self, client: Client) -> None:
         last = time.monotonic()
-        with _Keys(self.stdin) as keys:
+        with _Keys(self.stdin, lambda: self.stopping) as keys:
             while True:
-                if keys.quit_within(self.settings.interval):
+                if keys.quit_within(self.settings.interval) or self.stopping:
                     return
                 response = client.call("GetSnapshot", pb.GetSnapshotRequest(), pb.ProfileResponse,
                                        self.settings.timeout + 60)
                 now = time.monotonic()
                 self.count += 1
+                if self.stopping:
+                    return
                 self._draw(self.frame(xspace_of(response), now - last))
                 last = now
                 if self.settings.iterations and self.count >= self.settings.iterations:
@@ -181,8 +194,9 @@ class Top:
 class _Keys:
     """Waits for the interval, or for `q` typed on a terminal (read one key at a time)."""
 
-    def __init__(self, stdin: TextIO) -> None:
+    def __init__(self, stdin: TextIO, stopping: Callable[[], bool]) -> None:
         self.stdin = stdin
+        self.stopping = stopping
         self.saved: Optional[list] = None
         self.fd = -1
 
@@ -201,18 +215,19 @@ class _Keys:
             termios.tcsetattr(self.fd, termios.TCSADRAIN, self.saved)
 
     def quit_within(self, seconds: float) -> bool:
-        """Wait ``seconds``; True as soon as q (or Q) is typed."""
-        if self.saved is None:
-            time.sleep(seconds)
-            return False
+        """Wait ``seconds``; True as soon as q (or Q) is typed or a stop is asked."""
         end = time.monotonic() + seconds
-        while True:
+        while not self.stopping():
             left = end - time.monotonic()
             if left <= 0:
                 return False
-            ready, _, _ = select.select([self.fd], [], [], left)
+            if self.saved is None:
+                time.sleep(min(left, _POLL))
+                continue
+            ready, _, _ = select.select([self.fd], [], [], min(left, _POLL))
             if ready and os.read(self.fd, 1) in (b"q", b"Q"):
                 return True
+        return True
 
 
 def _isatty(stream: Any) -> bool:
@@ -225,7 +240,3 @@ def _isatty(stream: Any) -> bool:
 def _main_thread() -> bool:
     import threading
     return threading.current_thread() is threading.main_thread()
-
-
-def _interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
