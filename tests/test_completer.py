@@ -205,3 +205,10 @@ def test_adapter_swallows_a_completion_bug():
     completer = ShellCompleter(CompletionEngine(broken))
     assert list(completer.get_completions(Document("scope -show_name_regexes a"),
                                           CompleteEvent())) == []
+
+
+def test_option_descriptions_are_those_of_the_command(engine):
+    (steps,) = engine.complete("steps -ste")
+    (scope,) = engine.complete("scope -ste")
+    assert steps.meta == OPTION_SPECS["step"].help_for("steps") != OPTION_SPECS["step"].help
+    assert scope.meta == OPTION_SPECS["step"].help

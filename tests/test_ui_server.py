@@ -195,6 +195,8 @@ def test_controls_come_from_the_options_table_and_presets_from_the_builder(tiny)
     from tfprof_shell.options import OPTION_SPECS
     controls = tiny.get("/api/controls").get_json()
     assert [o["name"] for o in controls["options"]] == [n for n in OPTION_SPECS if n != "output"]
+    step = {o["name"]: o for o in controls["options"]}["step"]
+    assert step["command_help"]["steps"] == OPTION_SPECS["step"].help_for("steps")
     presets = {p["name"]: p["tokens"] for p in controls["presets"]}
     assert presets["float_operation"][presets["float_operation"].index("-order_by") + 1] \
         == "float_ops"

@@ -107,7 +107,7 @@ class CompletionEngine:
     def _option_names(self, current: str, cmd: Command, used: set[str]) -> list[Candidate]:
         specs = [s for s in O.names_for(cmd.name) if s.name not in used]
         typed = current if current.startswith("-") else "-" + current
-        return [Candidate(s.repl_name, len(current), s.repl_name, s.help)
+        return [Candidate(s.repl_name, len(current), s.repl_name, s.help_for(cmd.name))
                 for s in specs if s.repl_name.startswith(typed)]
 
     def _help_topics(self, current: str) -> list[Candidate]:
