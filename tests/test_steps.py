@@ -411,3 +411,11 @@ def test_straggler_checker_names_the_slow_rank(synthetic, tmp_path):
     assert ("straggler: slow is the slowest profile in 1 of 2 steps, 50% slower than the "
             "median of the others on average; its largest non-compute time there is input "
             "(408us per step).") in run.out
+
+
+def test_base_with_one_step_titles_that_step():
+    path = sample("torch_ranks")
+    run = run_cli(["--profile_path=" + path, "steps", "-base", "rank1", "-step", "3"])
+    assert "Step 3 of rank0 against -base rank1; times in us." in run.out
+    run = run_cli(["--profile_path=" + path, "steps", "-base", "rank1"])
+    assert "Step averages of rank0 against -base rank1; times in us." in run.out

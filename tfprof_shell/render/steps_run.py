@@ -97,7 +97,8 @@ def run_steps(models: Mapping[str, Model], current: str, opts: Options) -> Rende
                         for c, a, b in rows]}
         if opts.output.kind == "timeline":
             raise RequestError("steps -base cannot write a timeline; use one profile")
-        return _deliver(diff_text(current, opts.base, rows), doc, opts, (result, base))
+        text = diff_text(current, opts.base, rows, opts.step if opts.step >= 0 else None)
+        return _deliver(text, doc, opts, (result, base))
     if opts.output.kind == "timeline":
         from .steps_timeline import steps_trace
         return Rendered(writes=[(opts.output.outfile or "", steps_trace(models[current],
