@@ -212,3 +212,23 @@ def test_option_descriptions_are_those_of_the_command(engine):
     (scope,) = engine.complete("scope -ste")
     assert steps.meta == OPTION_SPECS["step"].help_for("steps") != OPTION_SPECS["step"].help
     assert scope.meta == OPTION_SPECS["step"].help
+
+
+def test_device_values_are_the_current_profiles_devices():
+    from tfprof_shell.session import Session
+    from tfprof_shell.shell.completer import engine_for
+    gpu = Path(__file__).resolve().parent.parent / "sample_profiles" / "torch_cnn"
+    session = Session(load_model(Inputs(profile_path=str(gpu))), name="cnn")
+    found = engine_for(session).complete("steps -device ")
+    assert [(c.text, c.meta) for c in found] == [("gpu:0", "device with events"),
+                                                 ("all", "every device")]
+    assert texts(engine_for(session), "kernels -device g") == ["gpu:0"]
+    session.add("cpu", load_model(Inputs(profile_path=str(PROFILE))))
+    session.execute("use cpu")
+    assert texts(engine_for(session), "steps -device ") == ["all"]  # CPU only
+
+
+def test_minus_one_step_is_described_as_the_command_uses_it(engine):
+    (steps,) = [c for c in engine.complete("steps -step ") if c.text == "-1"]
+    (scope,) = [c for c in engine.complete("scope -step ") if c.text == "-1"]
+    assert steps.meta == "every step" and "average" in scope.meta

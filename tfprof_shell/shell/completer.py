@@ -21,6 +21,7 @@ from prompt_toolkit.document import Document
 
 from .. import options as O
 from ..commands import COMMANDS, Command
+from ..errors import UserError
 from ..help import choice_descriptions
 from ..options import OPTION_SPECS, OptionSpec
 from ..outputs import OUTPUT_KINDS
@@ -50,7 +51,8 @@ class CompletionEngine:
 
     def __init__(self, index: Callable[[], NameIndex],
                  steps: Union[Sequence[int], Callable[[], Sequence[int]]] = (),
-                 profiles: Callable[[], Sequence[str]] = tuple, cache: bool = True) -> None:
+                 profiles: Callable[[], Sequence[str]] = tuple, cache: bool = True,
+                 devices: Callable[[], Sequence[str]] = tuple) -> None:
         self._index_factory = index
         self._index: Optional[NameIndex] = None
         self._cache = cache
@@ -58,6 +60,8 @@ class CompletionEngine:
         self._steps = steps if callable(steps) else tuple(steps)
         #: The loaded profiles' names (for use, unload, -base, -profiles).
         self.profiles = profiles
+        #: The current profile's devices as the steps table names them (for -device).
+        self.devices = devices
 
     @property
     def steps(self) -> Sequence[int]:
@@ -151,9 +155,11 @@ class CompletionEngine:
             _head, item = _split_item(current)
             return self._names(spec, item, cmd)
         if kind == O.DEVICE:
-            return _matching(current, [("all", "every device")])
+            return _matching(current, [(d, "device with events") for d in self.devices()]
+                             + [("all", "every device")])
         if spec.name in ("step", "base_step"):
-            steps = [("-1", "average over the steps each node ran in")]
+            every = cmd.name in O.INTERVAL_COMMANDS
+            steps = [("-1", "every step" if every else "average over the steps each node ran in")]
             steps += [(str(s), "recorded step") for s in self.steps]
             return _matching(current, steps)
         return []
@@ -233,7 +239,16 @@ def engine_for(session: Session) -> CompletionEngine:
         return kept[1]
 
     return CompletionEngine(index, lambda: session.model.steps, lambda: tuple(session.profiles),
-                            cache=False)
+                            cache=False, devices=lambda: _device_names(session.model))
+
+
+def _device_names(model: Model) -> list[str]:
+    """The model's devices with events; none if its intervals cannot be read (the
+    steps command then says why)."""
+    try:
+        return model.intervals().device_names()
+    except UserError:
+        return []
 
 
 # --------------------------------------------------------------------------
