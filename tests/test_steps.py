@@ -419,3 +419,14 @@ def test_base_with_one_step_titles_that_step():
     assert "Step 3 of rank0 against -base rank1; times in us." in run.out
     run = run_cli(["--profile_path=" + path, "steps", "-base", "rank1"])
     assert "Step averages of rank0 against -base rank1; times in us." in run.out
+
+
+def test_device_may_be_given_as_tensorflow_spells_it():
+    path = "--profile_path=" + sample("torch_cnn")
+    short = run_cli([path, "steps", "-device", "gpu:0"])
+    for spelling in ("/device:GPU:0", "GPU:0"):
+        assert run_cli([path, "steps", "-device", spelling]).out == short.out
+    kernels = run_cli([path, "kernels", "-device", "/device:GPU:0", "-step", "2"])
+    assert kernels.out.split("\n", 1)[0].endswith("on gpu:0, step 2; times in us "
+                                                  "(summed durations, not their union).")
+    assert "no device GPU:1; devices: gpu:0" in run_cli([path, "steps", "-device", "GPU:1"]).err

@@ -11,6 +11,7 @@ from typing import Mapping, Optional
 from .. import regex
 from ..errors import RequestError
 from ..model import Model
+from ..model.intervals import short_device
 from ..options import Options
 from ..plan import select_profiles
 from ..views.kernels import kernel_rows
@@ -42,10 +43,16 @@ def breakdown(model: Model, name: str, opts: Options, several: bool = False) -> 
         raise RequestError("%s has no step %d; its steps: %s"
                            % (who, opts.step, " ".join(map(str, steps))))
     devices = iv.device_names()
-    if opts.device and opts.device not in devices:
+    device = _device(opts)
+    if device and device not in devices:
         raise RequestError("%s has no device %s; devices: %s"
                            % (who, opts.device, ", ".join(devices) or "none (CPU only)"))
-    return step_breakdowns(iv, [opts.step] if opts.step >= 0 else None, opts.device)
+    return step_breakdowns(iv, [opts.step] if opts.step >= 0 else None, device)
+
+
+def _device(opts: Options) -> str:
+    """-device as the steps table names it: any spelling of a GPU (/device:GPU:0) is gpu:N."""
+    return short_device(opts.device) if opts.device else ""
 
 
 def _deliver(text: str, doc: Optional[dict], opts: Options, result: object) -> Rendered:
@@ -115,7 +122,8 @@ def run_kernels(model: Model, opts: Options) -> Rendered:
     if not iv.devices:
         raise RequestError("this profile has no device events (CPU only): no kernels")
     devices = iv.device_names()
-    if opts.device and opts.device not in devices:
+    device = _device(opts)
+    if device and device not in devices:
         raise RequestError("this profile has no device %s; devices: %s"
                            % (opts.device, ", ".join(devices)))
     steps = sorted({m.step for m in iv.marks})
@@ -124,9 +132,9 @@ def run_kernels(model: Model, opts: Options) -> Rendered:
                            % (opts.step, " ".join(map(str, steps))))
     show = regex.any_matcher(opts.show_name_regexes)
     hide = regex.any_matcher(opts.hide_name_regexes)
-    rows = kernel_rows(iv, opts.step if opts.step >= 0 else None, opts.device,
+    rows = kernel_rows(iv, opts.step if opts.step >= 0 else None, device,
                        lambda name: show(name) and not hide(name))
-    where = "%s, %s" % (opts.device or "all devices",
+    where = "%s, %s" % (device or "all devices",
                         "step %d" % opts.step if opts.step >= 0 else "all steps")
-    return _deliver(kernels_text(rows, where), kernels_document(rows, opts.step, opts.device),
+    return _deliver(kernels_text(rows, where), kernels_document(rows, opts.step, device),
                     opts, rows)
