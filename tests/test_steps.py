@@ -287,10 +287,11 @@ def test_step_checkers_on_the_constructed_trace(synthetic, tmp_path):
     assert found["CommunicationChecker"] == [
         "communication-bound: collectives outside compute take 21% of the device span (75us "
         "per step). Overlap them with compute (DDP bucket sizes, gradient accumulation, async "
-        "collectives) or communicate less.",
+        "collectives) or communicate less. Collectives: "
+        "ncclDevKernel_AllReduce_Sum_f32_RING_LL (200us).",
         "poor overlap: only 25% of communication (100us per step) runs while compute runs. "
         "Start collectives earlier (bucketing, prefetching parameters) so they hide behind "
-        "compute."]
+        "compute. Collectives: ncclDevKernel_AllReduce_Sum_f32_RING_LL (200us)."]
     # Step 2 copies nothing; syncs are 50 of 1100 us (under 5%); input 8 us.
     assert found["CopiesChecker"] == found["SyncStallChecker"] == []
     assert found["InputBoundChecker"] == found["StarvedDeviceChecker"] == []
@@ -301,6 +302,8 @@ def test_step_checkers_on_the_constructed_trace(synthetic, tmp_path):
     assert found["CopiesChecker"][0].startswith(
         "copies every step: 1 host-to-device copies per step, 50us, 1000000 bytes at 20.0 "
         "GB/s.")
+    # The copy's launch (correlation 4, at 30 us) ran inside aten::mm (9..100 us).
+    assert found["CopiesChecker"][0].endswith(" Launched from: aten::mm (1 call).")
     assert found["SyncStallChecker"][0].startswith(
         "sync stalls: the host waits on the device 5% of the step (50us per step): "
         "cudaDeviceSynchronize 50us.")
@@ -430,3 +433,28 @@ def test_device_may_be_given_as_tensorflow_spells_it():
     assert kernels.out.split("\n", 1)[0].endswith("on gpu:0, step 2; times in us "
                                                   "(summed durations, not their union).")
     assert "no device GPU:1; devices: gpu:0" in run_cli([path, "steps", "-device", "GPU:1"]).err
+
+
+def test_input_and_sync_checkers_name_the_host_ops_of_the_interval(tmp_path):
+    """A step of 1000 us: the loader's __next__ (0..400) runs aten::stack (50..350);
+    aten::item (500..700) waits in cudaStreamSynchronize (550..690)."""
+    trace = [
+        _x("user_annotation", "ProfilerStep#1", 0, 1000),
+        _x("user_annotation", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+           0, 400),
+        _x("cpu_op", "aten::stack", 50, 300),
+        _x("cpu_op", "aten::mm", 410, 40), _launch(1, 420),
+        _x("cpu_op", "aten::item", 500, 200),
+        _x("cuda_runtime", "cudaStreamSynchronize", 550, 140, correlation=98),
+        _device("kernel", "gemm_a", 1, 430, 100, 7),
+    ]
+    path = tmp_path / "w.pt.trace.json"
+    path.write_text(json.dumps({"traceEvents": trace}))
+    found = _advice(str(path), "InputBoundChecker", "SyncStallChecker")
+    (inputs,) = found["InputBoundChecker"]
+    assert inputs.endswith(" In step 1 the input waited in: enumerate(DataLoader)#"
+                           "_SingleProcessDataLoaderIter.__next__ (400us). Host ops "
+                           "meanwhile: aten::stack (300us).")
+    (sync,) = found["SyncStallChecker"]
+    assert "cudaStreamSynchronize 140us" in sync
+    assert sync.endswith(" The waits ran inside: aten::item (140us).")

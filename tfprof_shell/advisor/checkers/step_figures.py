@@ -38,14 +38,54 @@ class StepFigures:
         events = [e for e in self.intervals.devices if e.step == s.step and e.device == name]
         spans = union((a, b) for a, b, what in device_segments(
             events, HAS_LAUNCH in self.intervals.has) if what == label)
+        return self.host_ops_over(spans, top)
+
+    def host_ops_over(self, spans: list[tuple[int, int]], top: int = 3,
+                      kind: str = HOST_OPS) -> list[str]:
+        """``name (Nus)`` of the host events of ``kind`` that ran longest within the
+        merged ``spans`` (ns), longest first."""
+        if not spans:
+            return []
+        lo, hi = spans[0][0], spans[-1][1]
         time: dict[str, int] = {}
         for e in self.intervals.host:
-            if e.kind == HOST_OPS and e.end > s.start and e.start < s.end:
+            if e.kind == kind and e.end > lo and e.start < hi:
                 t = length(intersect([(e.start, e.end)], spans))
                 if t:
                     time[e.name] = time.get(e.name, 0) + t
-        best = sorted(time.items(), key=lambda kv: -kv[1])[:top]
-        return ["%s (%dus)" % (n, (t + 500) // 1000) for n, t in best]
+        return _top(time, top)
+
+    def host_ops_at(self, instants: list[int], top: int = 3) -> list[str]:
+        """``name (N calls)`` of the host ops running at the most of ``instants`` (ns),
+        e.g. the launch calls of some device events: where they came from."""
+        calls: dict[str, int] = {}
+        for e in self.intervals.host:
+            if e.kind == HOST_OPS:
+                n = sum(1 for t in instants if e.start <= t < e.end)
+                if n:
+                    calls[e.name] = calls.get(e.name, 0) + n
+        best = sorted(calls.items(), key=lambda kv: -kv[1])[:top]
+        return ["%s (%d call%s)" % (n, c, "s" if c != 1 else "") for n, c in best]
+
+    def device_names_of(self, kind: str, top: int = 3) -> list[str]:
+        """``name (Nus)`` of the device events of ``kind`` in the steps, longest first
+        (summed durations)."""
+        time: dict[str, int] = {}
+        for e in self.intervals.devices:
+            if e.kind == kind and e.step is not None:
+                time[e.name] = time.get(e.name, 0) + e.end - e.start
+        return _top(time, top)
+
+    def host_spans(self, s: StepBreakdown, kind: str) -> list[tuple[int, int]]:
+        """The merged host intervals of ``kind`` within step ``s`` (ns)."""
+        return intersect(union((e.start, e.end) for e in self.intervals.host
+                               if e.kind == kind and e.end > s.start and e.start < s.end),
+                         [(s.start, s.end)])
+
+
+def _top(time: dict[str, int], top: int) -> list[str]:
+    best = sorted(time.items(), key=lambda kv: -kv[1])[:top]
+    return ["%s (%dus)" % (n, (t + 500) // 1000) for n, t in best]
 
 
 def step_figures(model: Model) -> Optional[StepFigures]:
