@@ -458,3 +458,33 @@ def test_input_and_sync_checkers_name_the_host_ops_of_the_interval(tmp_path):
     (sync,) = found["SyncStallChecker"]
     assert "cudaStreamSynchronize 140us" in sync
     assert sync.endswith(" The waits ran inside: aten::item (140us).")
+
+
+def test_cpu_collectives_of_an_xspace_are_host_communication(tmp_path):
+    """On a CPU-only XSpace a collective op is host communication (not '--'); with a GPU
+    plane the host event only launches it, and the column stays '--'."""
+    from xspace_builder import Space
+    from tfprof_shell.load.xspace_intervals import XSpaceIntervals
+    from tfprof_shell.model.intervals import HAS_HOST_COMM, HOST_COMMUNICATION
+    from tfprof_shell.views.steps import step_breakdowns
+
+    def space(gpu):
+        sp = Space()
+        host = sp.plane("/host:CPU")
+        host.line("python").event("train", 0, 1000, step_num=1)
+        ops = host.line("tf_Compute")
+        ops.event("MatMul:MatMul", 10, 100)
+        ops.event("CollectiveReduceV2:CollectiveReduceV2", 200, 300)
+        ops.event("all-reduce.3", 600, 50)
+        if gpu:
+            sp.plane("/device:GPU:0").line("stream:7").event("gemm", 20, 5)
+        return sp.write(tmp_path / ("gpu.xplane.pb" if gpu else "cpu.xplane.pb"))
+
+    iv = XSpaceIntervals([space(False)])()
+    assert HAS_HOST_COMM in iv.has
+    assert sorted(e.name for e in iv.host if e.kind == HOST_COMMUNICATION) == [
+        "CollectiveReduceV2:CollectiveReduceV2", "all-reduce.3"]
+    assert host_values(average(step_breakdowns(iv).steps).host, iv.has)["communication"] == 350
+    gpu = XSpaceIntervals([space(True)])()
+    assert HAS_HOST_COMM not in gpu.has
+    assert not [e for e in gpu.host if e.kind == HOST_COMMUNICATION]
