@@ -417,3 +417,15 @@ def test_no_line_crashes_the_server_or_changes_the_session(tiny):
 
     check()
 
+
+
+def test_steps_and_kernels_lines_answer_the_shells_text():
+    gpu = Browser(["--profile_path=" + sample("torch_cnn")])
+    shell = gpu.session
+    for line in ("steps -step 3", "kernels -device gpu:0 -step 2"):
+        answer = gpu.run(line)
+        assert answer["kind"] == "text" and answer["command"] == line.split()[0]
+        assert answer["text"] == shell.execute(line).text
+    assert "kernels" in [c["name"] for c in gpu.get("/api/state").get_json()["commands"]]
+    assert gpu.error("kernels -output json").startswith("-output: the web UI shows results")
+    assert gpu.error("kernels -step 9") == "this profile has no step 9; its steps: 2 3 4"
