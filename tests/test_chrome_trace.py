@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 
-from tfprof_shell.errors import LoadError, UsageError
+from tfprof_shell.errors import LoadError, RequestError, UsageError
 from tfprof_shell.load import Inputs, load_model
 from tfprof_shell.model import stats as S
 from tfprof_shell.options import DEFAULTS
@@ -224,3 +224,12 @@ def test_a_folder_of_one_timeline_notes_step_zero(tmp_path):
     shutil.copy(TIMELINES[0], tmp_path)
     assert load_model(Inputs(profile_path=str(tmp_path))).notes == [
         "loaded 1 timeline file as step 0"]
+
+
+def test_code_view_on_a_trace_says_how_to_get_code_traces():
+    folder = os.path.join(os.path.dirname(HERE), "sample_profiles", "torch_cnn")
+    session = Session(load_model(Inputs(profile_path=folder)))
+    with pytest.raises(RequestError) as err:
+        session.execute("code")
+    message = err.value.message
+    assert "--op_log_path" in message and "with_stack=True" in message
