@@ -176,7 +176,7 @@ def _cli(*args):
 @pytest.mark.parametrize("argv, message", [
     ((sample("torch_cnn"), "steps", "-device", "gpu:9"),
      "this profile has no device gpu:9; devices: gpu:0"),
-    ((sample("torch_cnn"), "steps", "-step", "9"), "this profile has no step 9; its steps: 2 3 4"),
+    ((sample("torch_cnn"), "steps", "-step", "9"), "-step 9 not found; available steps: 2 3 4"),
     ((sample("torch_cnn"), "steps", "-output", "pprof:outfile=x.pb"),
      "steps cannot write -output pprof"),
     ((sample("tiny_mlp", "profile"), "kernels"), "no device events (CPU only)"),
@@ -488,3 +488,10 @@ def test_cpu_collectives_of_an_xspace_are_host_communication(tmp_path):
     gpu = XSpaceIntervals([space(True)])()
     assert HAS_HOST_COMM not in gpu.has
     assert not [e for e in gpu.host if e.kind == HOST_COMMUNICATION]
+
+
+def test_a_missing_step_is_worded_as_the_views_word_it():
+    path = "--profile_path=" + sample("torch_cnn")
+    errors = {run_cli([path, cmd, "-step", "9"]).err.splitlines()[-1]
+              for cmd in ("scope", "steps", "kernels")}
+    assert errors == {"tfprof: -step 9 not found; available steps: 2 3 4"}

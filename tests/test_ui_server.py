@@ -428,4 +428,4 @@ def test_steps_and_kernels_lines_answer_the_shells_text():
         assert answer["text"] == shell.execute(line).text
     assert "kernels" in [c["name"] for c in gpu.get("/api/state").get_json()["commands"]]
     assert gpu.error("kernels -output json").startswith("-output: the web UI shows results")
-    assert gpu.error("kernels -step 9") == "this profile has no step 9; its steps: 2 3 4"
+    assert gpu.error("kernels -step 9") == "-step 9 not found; available steps: 2 3 4"

@@ -40,14 +40,21 @@ def breakdown(model: Model, name: str, opts: Options, several: bool = False) -> 
                            "executions)" % who)
     steps = sorted({m.step for m in iv.marks})
     if opts.step >= 0 and opts.step not in steps:
-        raise RequestError("%s has no step %d; its steps: %s"
-                           % (who, opts.step, " ".join(map(str, steps))))
+        _no_step(opts.step, steps, name if several else "")
     devices = iv.device_names()
     device = _device(opts)
     if device and device not in devices:
         raise RequestError("%s has no device %s; devices: %s"
                            % (who, opts.device, ", ".join(devices) or "none (CPU only)"))
     return step_breakdowns(iv, [opts.step] if opts.step >= 0 else None, device)
+
+
+def _no_step(step: int, steps: list[int], profile: str = "") -> None:
+    """The views' words for a -step the profile does not have."""
+    listed = " ".join(map(str, steps))
+    if profile:
+        raise RequestError("profile %s has no step %d; its steps: %s" % (profile, step, listed))
+    raise RequestError("-step %d not found; available steps: %s" % (step, listed))
 
 
 def _device(opts: Options) -> str:
@@ -128,8 +135,7 @@ def run_kernels(model: Model, opts: Options) -> Rendered:
                            % (opts.device, ", ".join(devices)))
     steps = sorted({m.step for m in iv.marks})
     if opts.step >= 0 and opts.step not in steps:
-        raise RequestError("this profile has no step %d; its steps: %s"
-                           % (opts.step, " ".join(map(str, steps))))
+        _no_step(opts.step, steps)
     show = regex.any_matcher(opts.show_name_regexes)
     hide = regex.any_matcher(opts.hide_name_regexes)
     rows = kernel_rows(iv, opts.step if opts.step >= 0 else None, device,
