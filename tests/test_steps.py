@@ -495,3 +495,20 @@ def test_a_missing_step_is_worded_as_the_views_word_it():
     errors = {run_cli([path, cmd, "-step", "9"]).err.splitlines()[-1]
               for cmd in ("scope", "steps", "kernels")}
     assert errors == {"tfprof: -step 9 not found; available steps: 2 3 4"}
+
+
+def test_device_names_of_several_hosts_are_taken_as_they_are(tmp_path):
+    from xspace_builder import Space
+    from tfprof_shell.load.xspace_intervals import XSpaceIntervals
+    from tfprof_shell.options import DEFAULTS
+    from tfprof_shell.render.steps_run import breakdown
+    paths = []
+    for k in range(2):
+        sp = Space()
+        sp.plane("/host:CPU").line("python").event("train", 0, 1000, step_num=1)
+        sp.plane("/device:GPU:0").line("stream:7").event("gemm", 20 + k, 5)
+        paths.append(sp.write(tmp_path / ("h%d.xplane.pb" % k)))
+    assert XSpaceIntervals(paths)().device_names() == ["host0/gpu:0", "host1/gpu:0"]
+    model = load_model(Inputs(profile_path=",".join(paths)))
+    result = breakdown(model, "m", DEFAULTS.replace(device="host1/gpu:0"))
+    assert [list(s.devices) for s in result.steps] == [["host1/gpu:0"]]

@@ -42,7 +42,7 @@ def breakdown(model: Model, name: str, opts: Options, several: bool = False) -> 
     if opts.step >= 0 and opts.step not in steps:
         _no_step(opts.step, steps, name if several else "")
     devices = iv.device_names()
-    device = _device(opts)
+    device = _device(opts, devices)
     if device and device not in devices:
         raise RequestError("%s has no device %s; devices: %s"
                            % (who, opts.device, ", ".join(devices) or "none (CPU only)"))
@@ -57,9 +57,12 @@ def _no_step(step: int, steps: list[int], profile: str = "") -> None:
     raise RequestError("-step %d not found; available steps: %s" % (step, listed))
 
 
-def _device(opts: Options) -> str:
-    """-device as the steps table names it: any spelling of a GPU (/device:GPU:0) is gpu:N."""
-    return short_device(opts.device) if opts.device else ""
+def _device(opts: Options, devices: list[str]) -> str:
+    """-device as the steps table names it: a name it shows (host1/gpu:0) as it is, any
+    other spelling of a GPU (/device:GPU:0) as gpu:N."""
+    if not opts.device or opts.device in devices:
+        return opts.device
+    return short_device(opts.device)
 
 
 def _deliver(text: str, doc: Optional[dict], opts: Options, result: object) -> Rendered:
@@ -129,7 +132,7 @@ def run_kernels(model: Model, opts: Options) -> Rendered:
     if not iv.devices:
         raise RequestError("this profile has no device events (CPU only): no kernels")
     devices = iv.device_names()
-    device = _device(opts)
+    device = _device(opts, devices)
     if device and device not in devices:
         raise RequestError("this profile has no device %s; devices: %s"
                            % (opts.device, ", ".join(devices)))
