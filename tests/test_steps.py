@@ -512,3 +512,9 @@ def test_device_names_of_several_hosts_are_taken_as_they_are(tmp_path):
     model = load_model(Inputs(profile_path=",".join(paths)))
     result = breakdown(model, "m", DEFAULTS.replace(device="host1/gpu:0"))
     assert [list(s.devices) for s in result.steps] == [["host1/gpu:0"]]
+
+
+def test_one_kernel_name_is_singular():
+    run = run_cli(["--profile_path=" + sample("torch_cnn"), "kernels", "-show_name_regexes",
+                   "Memset.*"])
+    assert run.out.startswith("1 kernel name on all devices, all steps;")
