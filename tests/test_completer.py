@@ -232,3 +232,37 @@ def test_minus_one_step_is_described_as_the_command_uses_it(engine):
     (steps,) = [c for c in engine.complete("steps -step ") if c.text == "-1"]
     (scope,) = [c for c in engine.complete("scope -step ") if c.text == "-1"]
     assert steps.meta == "every step" and "average" in scope.meta
+
+
+def test_kernels_name_regexes_complete_kernel_names():
+    from tfprof_shell.session import Session
+    from tfprof_shell.shell.completer import engine_for
+    gpu = Path(__file__).resolve().parent.parent / "sample_profiles" / "torch_cnn"
+    engine = engine_for(Session(load_model(Inputs(profile_path=str(gpu)))))
+    found = engine.complete("kernels -show_name_regexes Mem")
+    assert [(c.text, c.display) for c in found] == [
+        (r"Memcpy\x20DtoD\x20\(Device\x20->\x20Device\)", "Memcpy DtoD (Device -> Device)"),
+        (r"Memset\x20\(Device\)", "Memset (Device)")]
+    (memset,) = engine.complete(r"kernels -hide_name_regexes Memset\x20")
+    assert re2.fullmatch(memset.text, "Memset (Device)")
+
+
+def test_names_with_spaces_and_commas_complete_to_one_word_the_shell_reads():
+    """A PyTorch scope name has a space; a kernel name has commas: the completed regex
+    must stay one word and one list item, and match the name."""
+    from tfprof_shell.session import Session
+    from tfprof_shell.shell.completer import engine_for
+    gpu = Path(__file__).resolve().parent.parent / "sample_profiles" / "torch_cnn"
+    session = Session(load_model(Inputs(profile_path=str(gpu))))
+    engine = engine_for(session)
+    line = "scope -show_name_regexes autograd::engine::evaluate_function:"
+    (addmm,) = [c for c in engine.complete(line) if c.display.endswith("AddmmBackward0")]
+    assert " " not in addmm.text
+    typed = line[:len(line) - addmm.length] + addmm.text
+    assert "autograd::engine::evaluate_function: AddmmBackward0 (" in session.execute(typed).text
+    kernel = next(c for c in engine.complete("kernels -show_name_regexes void")
+                  if "," in c.display)
+    assert "," not in kernel.text and " " not in kernel.text
+    assert re2.fullmatch(kernel.text, kernel.display)
+    rows = session.execute("kernels -show_name_regexes " + kernel.text).text
+    assert rows.startswith("1 kernel name on all devices, all steps;")

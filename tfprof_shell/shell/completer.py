@@ -52,7 +52,8 @@ class CompletionEngine:
     def __init__(self, index: Callable[[], NameIndex],
                  steps: Union[Sequence[int], Callable[[], Sequence[int]]] = (),
                  profiles: Callable[[], Sequence[str]] = tuple, cache: bool = True,
-                 devices: Callable[[], Sequence[str]] = tuple) -> None:
+                 devices: Callable[[], Sequence[str]] = tuple,
+                 kernels: Callable[[], Sequence[str]] = tuple) -> None:
         self._index_factory = index
         self._index: Optional[NameIndex] = None
         self._cache = cache
@@ -62,6 +63,8 @@ class CompletionEngine:
         self.profiles = profiles
         #: The current profile's devices as the steps table names them (for -device).
         self.devices = devices
+        #: The current profile's device event (kernel) names, sorted (for kernels' regexes).
+        self.kernels = kernels
 
     @property
     def steps(self) -> Sequence[int]:
@@ -190,6 +193,10 @@ class CompletionEngine:
         return []
 
     def _names(self, spec: OptionSpec, item: str, cmd: Command) -> list[Candidate]:
+        if cmd.name == "kernels":
+            typed = _unescape(item)
+            return [Candidate(escape_name(n), len(item), n, "kernel")
+                    for n in self.kernels() if n.startswith(typed)][:NAME_LIMIT]
         index = self.index
         if spec.name == "account_type_regexes":
             return _from_sorted(index.account_types, item)
@@ -239,7 +246,16 @@ def engine_for(session: Session) -> CompletionEngine:
         return kept[1]
 
     return CompletionEngine(index, lambda: session.model.steps, lambda: tuple(session.profiles),
-                            cache=False, devices=lambda: _device_names(session.model))
+                            cache=False, devices=lambda: _device_names(session.model),
+                            kernels=lambda: _kernel_names(session.model))
+
+
+def _kernel_names(model: Model) -> list[str]:
+    """The model's device event names, sorted; none if its intervals cannot be read."""
+    try:
+        return sorted({e.name for e in model.intervals().devices})
+    except UserError:
+        return []
 
 
 def _device_names(model: Model) -> list[str]:
@@ -290,14 +306,26 @@ def _from_sorted(names: SortedNames, item: str) -> list[Candidate]:
 
 
 def _unescape(text: str) -> str:
-    out, escaped = [], False
-    for ch in text:
-        if ch == "\\" and not escaped:
-            escaped = True
+    """The text an escaped name stands for: backslashes dropped, ``\\xHH`` decoded."""
+    out, i = [], 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and i + 1 < len(text):
+            code = text[i + 2:i + 4]
+            if text[i + 1] == "x" and len(code) == 2 and all(c in _HEX for c in code):
+                out.append(chr(int(code, 16)))
+                i += 4
+                continue
+            out.append(text[i + 1])
+            i += 2
             continue
-        escaped = False
-        out.append(ch)
+        if ch != "\\":
+            out.append(ch)
+        i += 1
     return "".join(out)
+
+
+_HEX = set("0123456789abcdefABCDEF")
 
 
 def _paths(typed: str) -> list[tuple[str, str]]:
