@@ -518,3 +518,20 @@ def test_one_kernel_name_is_singular():
     run = run_cli(["--profile_path=" + sample("torch_cnn"), "kernels", "-show_name_regexes",
                    "Memset.*"])
     assert run.out.startswith("1 kernel name on all devices, all steps;")
+
+
+def test_one_call_launching_several_kernels_counts_once(tmp_path):
+    """A CUDA graph launch (one runtime call, one correlation id) runs three kernels:
+    one launch of 10 us, and a launch delay per kernel (5, 15, 25 us: mean 15)."""
+    trace = [
+        _x("user_annotation", "ProfilerStep#1", 0, 200),
+        _x("cuda_runtime", "cudaGraphLaunch", 10, 10, correlation=1),
+        _device("kernel", "gemm_a", 1, 25, 5, 7),
+        _device("kernel", "gemm_b", 1, 35, 5, 7),
+        _device("kernel", "gemm_c", 1, 45, 5, 7),
+    ]
+    path = tmp_path / "graph.pt.trace.json"
+    path.write_text(json.dumps({"traceEvents": trace}))
+    _, _, host = _us(step_breakdowns(load_model(Inputs(profile_path=str(path))).intervals()), 1)
+    assert (host["launch_count"], host["launch_total"], host["launch_delay_mean"]) == \
+        (1, 10, 15)

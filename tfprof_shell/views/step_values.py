@@ -52,8 +52,8 @@ def host_values(h: HostBreakdown, has: frozenset[str]) -> dict[str, Optional[int
     known = HAS_LAUNCH in has
     out["launch_count"] = h.launch_count if known else None
     out["launch_total"] = us(h.launch_total) if known else None
-    out["launch_delay_mean"] = (us(h.launch_delay_total // h.launch_count)
-                                if known and h.launch_count else None)
+    out["launch_delay_mean"] = (us(h.launch_delay_total // h.launched)
+                                if known and h.launched else None)
     return out
 
 
