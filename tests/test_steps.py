@@ -242,6 +242,7 @@ def test_steps_timeline(synthetic, tmp_path):
     out = tmp_path / "steps.json"
     run = _cli(synthetic, "steps", "-output", "timeline:outfile=%s" % out)
     assert run.code == 0, run.err
+    assert "Timeline file is written to %s." % out in run.out  # as the views say it
     events = json.loads(out.read_text())["traceEvents"]
     labels = {}
     for e in events:

@@ -118,8 +118,9 @@ def run_steps(models: Mapping[str, Model], current: str, opts: Options) -> Rende
         return _deliver(text, doc, opts, (result, base))
     if opts.output.kind == "timeline":
         from .steps_timeline import steps_trace
-        return Rendered(writes=[(opts.output.outfile or "", steps_trace(models[current],
-                                                                        result))],
+        from .timeline import notice
+        path = opts.output.outfile or ""
+        return Rendered(notice(path), writes=[(path, steps_trace(models[current], result))],
                         result=result)
     title = "Steps of %s" % current if len(models) > 1 else "Steps"
     return _deliver(steps_text(result, title), steps_document(result), opts, result)
