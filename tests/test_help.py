@@ -135,6 +135,7 @@ def test_step_help_says_what_minus_one_does_for_each_command():
     assert "every step" in steps and "averages over each node" not in steps
     kernels = _meaning(help_text(["kernels"]), "-step")
     assert "every step" in kernels and "averages over each node" not in kernels
+    assert "ignored" in _meaning(help_text(["advise"]), "-step")
     assert "kernels whose name" in _meaning(help_text(["kernels"]), "-show_name_regexes")
     assert "timeline" in _meaning(help_text(["steps"]), "-output")
     assert "timeline" not in _meaning(help_text(["kernels"]), "-output")

@@ -134,7 +134,9 @@ class Options:
     step: int = _opt(-1, INT64, "Show statistics of step N; -1 averages over each node's steps.", "N",
                      commands=OPTION_COMMANDS + INTERVAL_COMMANDS, command_help={
                          "steps": "Show only step N; -1 shows every step and their average.",
-                         "kernels": "Count only the kernels of step N; -1 counts every step."})
+                         "kernels": "Count only the kernels of step N; -1 counts every step.",
+                         "advise": "Accepted and ignored, as by the original: advise reads "
+                                   "every step."})
     order_by: str = _opt("name", CHOICE, "Sort each node's children by this key.",
                          "KEY", choices=lambda: tuple(metrics.ORDER_KEYS))
     account_type_regexes: tuple[str, ...] = _regexes(
