@@ -6,7 +6,7 @@ compared, an output kind these commands do not write) is one RequestError line.
 
 from __future__ import annotations
 
-from typing import Mapping, Optional
+from typing import Mapping
 
 from .. import regex
 from ..errors import RequestError
@@ -65,18 +65,20 @@ def _device(opts: Options, devices: list[str]) -> str:
     return short_device(opts.device)
 
 
-def _deliver(text: str, doc: Optional[dict], opts: Options, result: object) -> Rendered:
+def _deliver(text: str, doc: dict, opts: Options) -> Rendered:
+    """Text, JSON or nothing, by -output; the JSON document is the result either way
+    (what the Python API returns)."""
     out = opts.output
     if out.kind == "none":
-        return Rendered(result=result)
+        return Rendered(result=doc)
     if out.kind == "json":
-        body = dumps(doc or {})
+        body = dumps(doc)
         if out.outfile:
-            return Rendered(writes=[(out.outfile, body)], result=result)
-        return Rendered(body, result=result)
+            return Rendered(writes=[(out.outfile, body)], result=doc)
+        return Rendered(body, result=doc)
     if out.kind == "file":
-        return Rendered(writes=[(out.outfile or "", text)], result=result)
-    return Rendered(text, result=result)
+        return Rendered(writes=[(out.outfile or "", text)], result=doc)
+    return Rendered(text, result=doc)
 
 
 def run_steps(models: Mapping[str, Model], current: str, opts: Options) -> Rendered:
@@ -90,7 +92,7 @@ def run_steps(models: Mapping[str, Model], current: str, opts: Options) -> Rende
                "stragglers": stragglers(results)}
         if opts.output.kind == "timeline":
             raise RequestError("steps -profiles cannot write a timeline; use one profile")
-        return _deliver(ranks_text(results), doc, opts, results)
+        return _deliver(ranks_text(results), doc, opts)
     result = breakdown(models[current], current, opts, bool(opts.base))
     if opts.base:
         if opts.base not in models:
@@ -115,15 +117,15 @@ def run_steps(models: Mapping[str, Model], current: str, opts: Options) -> Rende
         if opts.output.kind == "timeline":
             raise RequestError("steps -base cannot write a timeline; use one profile")
         text = diff_text(current, opts.base, rows, opts.step if opts.step >= 0 else None)
-        return _deliver(text, doc, opts, (result, base))
+        return _deliver(text, doc, opts)
     if opts.output.kind == "timeline":
         from .steps_timeline import steps_trace
         from .timeline import notice
         path = opts.output.outfile or ""
         return Rendered(notice(path), writes=[(path, steps_trace(models[current], result))],
-                        result=result)
+                        result=steps_document(result))
     title = "Steps of %s" % current if len(models) > 1 else "Steps"
-    return _deliver(steps_text(result, title), steps_document(result), opts, result)
+    return _deliver(steps_text(result, title), steps_document(result), opts)
 
 
 def run_kernels(model: Model, opts: Options) -> Rendered:
@@ -146,5 +148,4 @@ def run_kernels(model: Model, opts: Options) -> Rendered:
                        lambda name: show(name) and not hide(name))
     where = "%s, %s" % (device or "all devices",
                         "step %d" % opts.step if opts.step >= 0 else "all steps")
-    return _deliver(kernels_text(rows, where), kernels_document(rows, opts.step, device),
-                    opts, rows)
+    return _deliver(kernels_text(rows, where), kernels_document(rows, opts.step, device), opts)
