@@ -536,3 +536,12 @@ def test_one_call_launching_several_kernels_counts_once(tmp_path):
     _, _, host = _us(step_breakdowns(load_model(Inputs(profile_path=str(path))).intervals()), 1)
     assert (host["launch_count"], host["launch_total"], host["launch_delay_mean"]) == \
         (1, 10, 15)
+
+
+@pytest.mark.parametrize("option", ["-profiles all", "-base rank1"])
+def test_a_timeline_of_several_profiles_is_refused_as_the_views_refuse_it(option, tmp_path):
+    out = "timeline:outfile=%s" % (tmp_path / "t.json")
+    errors = {run_cli(["--profile_path=" + sample("torch_ranks"), cmd] + option.split()
+                      + ["-output", out]).err.splitlines()[-1] for cmd in ("steps", "scope")}
+    assert errors == {"tfprof: -output timeline shows one profile: drop %s, or 'use NAME' to "
+                      "pick the profile" % option.split()[0]}

@@ -84,14 +84,15 @@ def _deliver(text: str, doc: dict, opts: Options) -> Rendered:
 def run_steps(models: Mapping[str, Model], current: str, opts: Options) -> Rendered:
     """`steps` on the current profile, against -base, or over -profiles."""
     _check_output("steps", opts)
+    if opts.output.kind == "timeline" and (opts.profiles or opts.base):
+        raise RequestError("-output timeline shows one profile: drop %s, or 'use NAME' to pick "
+                           "the profile" % ("-base" if opts.base else "-profiles"))
     if opts.profiles:
         names = select_profiles(models, opts.profiles)
         results = [(n, breakdown(models[n], n, opts, True)) for n in names]
         doc = {"schema_version": 1, "mode": "steps",
                "profiles": {n: steps_document(r) for n, r in results},
                "stragglers": stragglers(results)}
-        if opts.output.kind == "timeline":
-            raise RequestError("steps -profiles cannot write a timeline; use one profile")
         return _deliver(ranks_text(results), doc, opts)
     result = breakdown(models[current], current, opts, bool(opts.base))
     if opts.base:
@@ -114,8 +115,6 @@ def run_steps(models: Mapping[str, Model], current: str, opts: Options) -> Rende
                "diff": [{"category": c, "current": a, "base": b,
                          "change": None if a is None or b is None else a - b}
                         for c, a, b in rows]}
-        if opts.output.kind == "timeline":
-            raise RequestError("steps -base cannot write a timeline; use one profile")
         text = diff_text(current, opts.base, rows, opts.step if opts.step >= 0 else None)
         return _deliver(text, doc, opts)
     if opts.output.kind == "timeline":
