@@ -545,3 +545,15 @@ def test_a_timeline_of_several_profiles_is_refused_as_the_views_refuse_it(option
                       + ["-output", out]).err.splitlines()[-1] for cmd in ("steps", "scope")}
     assert errors == {"tfprof: -output timeline shows one profile: drop %s, or 'use NAME' to "
                       "pick the profile" % option.split()[0]}
+
+
+def test_cpu_only_stragglers_name_host_ops_not_compute_0us():
+    argv = ["--profile", "w0=" + sample("mlp_worker0", "profile"),
+            "--profile", "w1=" + sample("mlp_worker1", "profile")]
+    doc = json.loads(run_cli(argv + ["steps", "-profiles", "all", "-output", "json"]).out)
+    assert {(s["profile"], s["waited_on"], s["waited_us"]) for s in doc["stragglers"]} == {
+        ("w1", "host ops", 0)}
+    text = run_cli(argv + ["steps", "-profiles", "all"]).out
+    assert "(0us)" not in text and text.rstrip().endswith("host ops")
+    advice = run_cli(argv + ["advise", "-checkers", "StragglerChecker"]).out
+    assert "it spends that time in host ops, waiting on nothing" in advice

@@ -56,7 +56,8 @@ def ranks_text(results: Sequence[tuple[str, StepsResult]]) -> str:
     lines += ["", "Stragglers:"]
     lines += table(("step", "slowest", "wall", "spread", "waited on"),
                    [("%d" % s["step"], s["profile"], "%d" % s["wall"], "%d" % s["spread"],
-                     "%s (%dus)" % (s["waited_on"], s["waited_us"])) for s in slow.values()],
+                     "%s (%dus)" % (s["waited_on"], s["waited_us"]) if s["waited_us"]
+                     else s["waited_on"]) for s in slow.values()],
                    left=2)
     return "\n".join(lines) + "\n"
 
