@@ -147,3 +147,11 @@ def test_option_help_lists_the_command_specific_meanings():
     assert "In kernels: %s" % OPTION_SPECS["step"].help_for("kernels") in text
     for spec in OPTION_SPECS.values():  # only commands the option applies to
         assert set(spec.command_help or {}) <= set(spec.commands), spec.name
+
+
+def test_profile_path_help_does_not_call_pytorch_files_one_per_step():
+    out = io.StringIO()
+    assert cli_main(["--help"], stdout=out) == 0
+    text = " ".join(out.getvalue().split())
+    assert "TensorFlow timelines (one per step) or PyTorch traces (steps from their " \
+           "ProfilerStep#N)" in text
