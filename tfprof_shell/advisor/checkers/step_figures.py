@@ -38,7 +38,7 @@ class StepFigures:
         events = [e for e in self.intervals.devices if e.step == s.step and e.device == name]
         spans = union((a, b) for a, b, what in device_segments(
             events, HAS_LAUNCH in self.intervals.has) if what == label)
-        return self.host_ops_over(spans, top)
+        return self.host_ops_over(intersect(spans, [(s.start, s.end)]), top)
 
     def host_ops_over(self, spans: list[tuple[int, int]], top: int = 3,
                       kind: str = HOST_OPS) -> list[str]:
