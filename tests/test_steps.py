@@ -315,6 +315,8 @@ def test_starved_device_and_tiny_kernels_on_torch_cnn():
     starved = found["StarvedDeviceChecker"]
     assert starved[0].startswith("starved device: idle 88% of its span, 85% of that waiting")
     assert "In step 2 the host ran: aten::linear" in starved[0]
+    assert starved[0].endswith(" Your Python lines meanwhile: capture.py(88): step (4041us), "
+                               "capture.py(79): forward (2749us).")
     assert starved[1].startswith("many tiny kernels: 116 kernels per step, 74% of them")
     assert "CopiesChecker" not in found  # no host-to-device copy in this trace
 
@@ -448,6 +450,11 @@ def test_input_and_sync_checkers_name_the_host_ops_of_the_interval(tmp_path):
         _x("cpu_op", "aten::item", 500, 200),
         _x("cuda_runtime", "cudaStreamSynchronize", 550, 140, correlation=98),
         _device("kernel", "gemm_a", 1, 430, 100, 7),
+        # Python frames (with_stack=True): the program's own, and a library's inside them.
+        _x("python_function", "train.py(10): loop", 0, 1000),
+        _x("python_function", "train.py(20): load_batch", 0, 400),
+        _x("python_function", "torch/utils/data/dataloader.py(700): _next_data", 10, 380),
+        _x("python_function", "enum.py(1200): __hash__", 600, 20),
     ]
     path = tmp_path / "w.pt.trace.json"
     path.write_text(json.dumps({"traceEvents": trace}))
@@ -455,10 +462,13 @@ def test_input_and_sync_checkers_name_the_host_ops_of_the_interval(tmp_path):
     (inputs,) = found["InputBoundChecker"]
     assert inputs.endswith(" In step 1 the input waited in: enumerate(DataLoader)#"
                            "_SingleProcessDataLoaderIter.__next__ (400us). Host ops "
-                           "meanwhile: aten::stack (300us).")
+                           "meanwhile: aten::stack (300us). Your Python lines meanwhile: "
+                           "train.py(20): load_batch (400us).")
     (sync,) = found["SyncStallChecker"]
     assert "cudaStreamSynchronize 140us" in sync
-    assert sync.endswith(" The waits ran inside: aten::item (140us).")
+    # The innermost of the program's own frames; torch/ and the standard library are not.
+    assert sync.endswith(" The waits ran inside: aten::item (140us). Your Python lines: "
+                         "train.py(10): loop (140us).")
 
 
 def test_cpu_collectives_of_an_xspace_are_host_communication(tmp_path):

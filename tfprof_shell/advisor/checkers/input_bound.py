@@ -28,6 +28,7 @@ def check(subject: Subject) -> Findings:
     host = figures.host(step)
     spans = figures.host_spans(step, INPUT)
     waits, ops = figures.host_ops_over(spans, kind=INPUT), figures.host_ops_over(spans)
+    lines = figures.python_lines_over(spans)
     findings.reports.append(
         "input-bound: %d of %d steps wait on the input pipeline for %.0f%% of their time or "
         "more (%.0f%% on average; step %d: %dus of %dus). Look at the data loader: more "
@@ -37,7 +38,8 @@ def check(subject: Subject) -> Findings:
            host["wall"] or 0,
            " In step %d the input waited in: %s." % (step.step, ", ".join(waits)) if waits
            else "",
-           " Host ops meanwhile: %s." % ", ".join(ops) if ops else ""))
+           " Host ops meanwhile: %s." % ", ".join(ops) if ops else "")
+        + (" Your Python lines meanwhile: %s." % ", ".join(lines) if lines else ""))
     return findings
 
 

@@ -29,15 +29,17 @@ def check(subject: Subject) -> Findings:
         if e.kind == SYNC and e.end > lo and e.start < hi:
             by_name[e.name] = by_name.get(e.name, 0) + e.end - e.start
     top = sorted(by_name.items(), key=lambda kv: -kv[1])[:3]
-    callers = figures.host_ops_over(union((e.start, e.end) for e in figures.intervals.host
-                                          if e.kind == SYNC and e.end > lo and e.start < hi))
+    waits = union((e.start, e.end) for e in figures.intervals.host
+                  if e.kind == SYNC and e.end > lo and e.start < hi)
+    callers, lines = figures.host_ops_over(waits), figures.python_lines_over(waits)
     findings.reports.append(
         "sync stalls: the host waits on the device %.0f%% of the step (%dus per step): %s. "
         "Each wait empties the device queue; avoid .item(), .cpu(), printing tensors and "
         "explicit synchronize calls inside the step.%s"
         % (100 * share(sync, wall), sync // len(steps),
            ", ".join("%s %dus" % (n, t // 1000) for n, t in top),
-           " The waits ran inside: %s." % ", ".join(callers) if callers else ""))
+           " The waits ran inside: %s." % ", ".join(callers) if callers else "")
+        + (" Your Python lines: %s." % ", ".join(lines) if lines else ""))
     return findings
 
 
