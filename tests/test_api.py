@@ -204,3 +204,14 @@ def test_compat_profile_accepts_messages_and_profiles(capsys, tmp_path):
     advice = compat.advise(profile_path=sample("tiny_mlp", "profile"))
     assert "JobChecker" not in advice.checkers and "OperationChecker" in advice.checkers
     assert "ExpensiveOperationChecker:" in capsys.readouterr().out
+
+
+def test_steps_and_kernels_give_their_json_document_as_data():
+    import json
+    prof = Profile.load(profile_path=sample("torch_cnn"))
+    for line in ("steps -step 3", "kernels -step 3", "steps -output none"):
+        res = prof.run(line)
+        cli = run_cli(["--profile_path=" + sample("torch_cnn")]
+                      + line.replace("-output none", "").split() + ["-output", "json"])
+        assert res.data == json.loads(cli.out), line
+    assert prof.run("steps")["mode"] == "steps" and prof.run("steps").text.startswith("Steps:")

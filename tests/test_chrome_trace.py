@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 
-from tfprof_shell.errors import LoadError, UsageError
+from tfprof_shell.errors import LoadError, RequestError, UsageError
 from tfprof_shell.load import Inputs, load_model
 from tfprof_shell.model import stats as S
 from tfprof_shell.options import DEFAULTS
@@ -209,3 +209,27 @@ def test_pytorch_op_run_with_and_without_kernels_keeps_every_run(tmp_path):
     assert node.canonical_device.endswith("device:gpu:0")
     assert (node.execs[5].run_count, node.execs[5].cpu_micros(),
             node.execs[5].accelerator_micros()) == (3, 90, 8)
+
+
+def test_a_pytorch_trace_folder_notes_the_steps_its_markers_give():
+    """The folder note names the steps the table shows (ProfilerStep#2..4), not 0..0."""
+    folder = os.path.join(os.path.dirname(HERE), "sample_profiles", "torch_cnn")
+    model = load_model(Inputs(profile_path=folder))
+    assert model.steps == [2, 3, 4]
+    assert model.notes[0] == ("loaded 1 trace file: steps 2..4, from the trace's step "
+                              "markers (ProfilerStep#N)")
+
+
+def test_a_folder_of_one_timeline_notes_step_zero(tmp_path):
+    shutil.copy(TIMELINES[0], tmp_path)
+    assert load_model(Inputs(profile_path=str(tmp_path))).notes == [
+        "loaded 1 timeline file as step 0"]
+
+
+def test_code_view_on_a_trace_says_how_to_get_code_traces():
+    folder = os.path.join(os.path.dirname(HERE), "sample_profiles", "timeline", "mlp")
+    session = Session(load_model(Inputs(profile_path=folder)))
+    with pytest.raises(RequestError) as err:
+        session.execute("code")
+    message = err.value.message
+    assert "--op_log_path" in message and "with_stack=True" in message

@@ -212,3 +212,64 @@ def test_capture_flags_come_from_the_capture_table(engine):
     assert texts(engine, "capture live localhost:6009 -") == [f.name for f in flags_for(SHELL)]
     assert texts(engine, "capture live localhost:6009 --dur") == ["--duration"]
     assert texts(engine, "capture live") == []
+
+
+def test_option_descriptions_are_those_of_the_command(engine):
+    (steps,) = engine.complete("steps -ste")
+    (scope,) = engine.complete("scope -ste")
+    assert steps.meta == OPTION_SPECS["step"].help_for("steps") != OPTION_SPECS["step"].help
+    assert scope.meta == OPTION_SPECS["step"].help
+
+
+def test_device_values_are_the_current_profiles_devices():
+    from tfprof_shell.session import Session
+    from tfprof_shell.shell.completer import engine_for
+    gpu = Path(__file__).resolve().parent.parent / "sample_profiles" / "torch_cnn"
+    session = Session(load_model(Inputs(profile_path=str(gpu))), name="cnn")
+    found = engine_for(session).complete("steps -device ")
+    assert [(c.text, c.meta) for c in found] == [("gpu:0", "device with events"),
+                                                 ("all", "every device")]
+    assert texts(engine_for(session), "kernels -device g") == ["gpu:0"]
+    session.add("cpu", load_model(Inputs(profile_path=str(PROFILE))))
+    session.execute("use cpu")
+    assert texts(engine_for(session), "steps -device ") == ["all"]  # CPU only
+
+
+def test_minus_one_step_is_described_as_the_command_uses_it(engine):
+    (steps,) = [c for c in engine.complete("steps -step ") if c.text == "-1"]
+    (scope,) = [c for c in engine.complete("scope -step ") if c.text == "-1"]
+    assert steps.meta == "every step" and "average" in scope.meta
+
+
+def test_kernels_name_regexes_complete_kernel_names():
+    from tfprof_shell.session import Session
+    from tfprof_shell.shell.completer import engine_for
+    gpu = Path(__file__).resolve().parent.parent / "sample_profiles" / "torch_cnn"
+    engine = engine_for(Session(load_model(Inputs(profile_path=str(gpu)))))
+    found = engine.complete("kernels -show_name_regexes Mem")
+    assert [(c.text, c.display) for c in found] == [
+        (r"Memcpy\x20DtoD\x20\(Device\x20->\x20Device\)", "Memcpy DtoD (Device -> Device)"),
+        (r"Memset\x20\(Device\)", "Memset (Device)")]
+    (memset,) = engine.complete(r"kernels -hide_name_regexes Memset\x20")
+    assert re2.fullmatch(memset.text, "Memset (Device)")
+
+
+def test_names_with_spaces_and_commas_complete_to_one_word_the_shell_reads():
+    """A PyTorch scope name has a space; a kernel name has commas: the completed regex
+    must stay one word and one list item, and match the name."""
+    from tfprof_shell.session import Session
+    from tfprof_shell.shell.completer import engine_for
+    gpu = Path(__file__).resolve().parent.parent / "sample_profiles" / "torch_cnn"
+    session = Session(load_model(Inputs(profile_path=str(gpu))))
+    engine = engine_for(session)
+    line = "scope -show_name_regexes autograd::engine::evaluate_function:"
+    (addmm,) = [c for c in engine.complete(line) if c.display.endswith("AddmmBackward0")]
+    assert " " not in addmm.text
+    typed = line[:len(line) - addmm.length] + addmm.text
+    assert "autograd::engine::evaluate_function: AddmmBackward0 (" in session.execute(typed).text
+    kernel = next(c for c in engine.complete("kernels -show_name_regexes void")
+                  if "," in c.display)
+    assert "," not in kernel.text and " " not in kernel.text
+    assert re2.fullmatch(kernel.text, kernel.display)
+    rows = session.execute("kernels -show_name_regexes " + kernel.text).text
+    assert rows.startswith("1 kernel name on all devices, all steps;")

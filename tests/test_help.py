@@ -126,3 +126,36 @@ def test_help_and_dash_dash_help_name_every_input_kind_and_the_guide():
                      "timelines", "PyTorch", "tfprof record"):
             assert kind in text, kind
         assert "docs/index.md" in text and "docs/reference.md" in text
+
+
+def _meaning(text: str, option: str) -> str:
+    (line,) = [l for l in text.splitlines() if l.strip().startswith(option + " ")]
+    return line
+
+
+def test_step_help_says_what_minus_one_does_for_each_command():
+    assert "averages over each node's steps" in _meaning(help_text(["scope"]), "-step")
+    steps = _meaning(help_text(["steps"]), "-step")
+    assert "every step" in steps and "averages over each node" not in steps
+    kernels = _meaning(help_text(["kernels"]), "-step")
+    assert "every step" in kernels and "averages over each node" not in kernels
+    assert "ignored" in _meaning(help_text(["advise"]), "-step")
+    assert "kernels whose name" in _meaning(help_text(["kernels"]), "-show_name_regexes")
+    assert "timeline" in _meaning(help_text(["steps"]), "-output")
+    assert "timeline" not in _meaning(help_text(["kernels"]), "-output")
+
+
+def test_option_help_lists_the_command_specific_meanings():
+    text = help_text(["-step"])
+    assert "In steps: %s" % OPTION_SPECS["step"].help_for("steps") in text
+    assert "In kernels: %s" % OPTION_SPECS["step"].help_for("kernels") in text
+    for spec in OPTION_SPECS.values():  # only commands the option applies to
+        assert set(spec.command_help or {}) <= set(spec.commands), spec.name
+
+
+def test_profile_path_help_does_not_call_pytorch_files_one_per_step():
+    out = io.StringIO()
+    assert cli_main(["--help"], stdout=out) == 0
+    text = " ".join(out.getvalue().split())
+    assert "TensorFlow timelines (one per step) or PyTorch traces (steps from their " \
+           "ProfilerStep#N)" in text

@@ -176,7 +176,7 @@ def _cli(*args):
 @pytest.mark.parametrize("argv, message", [
     ((sample("torch_cnn"), "steps", "-device", "gpu:9"),
      "this profile has no device gpu:9; devices: gpu:0"),
-    ((sample("torch_cnn"), "steps", "-step", "9"), "this profile has no step 9; its steps: 2 3 4"),
+    ((sample("torch_cnn"), "steps", "-step", "9"), "-step 9 not found; available steps: 2 3 4"),
     ((sample("torch_cnn"), "steps", "-output", "pprof:outfile=x.pb"),
      "steps cannot write -output pprof"),
     ((sample("tiny_mlp", "profile"), "kernels"), "no device events (CPU only)"),
@@ -242,6 +242,7 @@ def test_steps_timeline(synthetic, tmp_path):
     out = tmp_path / "steps.json"
     run = _cli(synthetic, "steps", "-output", "timeline:outfile=%s" % out)
     assert run.code == 0, run.err
+    assert "Timeline file is written to %s." % out in run.out  # as the views say it
     events = json.loads(out.read_text())["traceEvents"]
     labels = {}
     for e in events:
@@ -287,10 +288,11 @@ def test_step_checkers_on_the_constructed_trace(synthetic, tmp_path):
     assert found["CommunicationChecker"] == [
         "communication-bound: collectives outside compute take 21% of the device span (75us "
         "per step). Overlap them with compute (DDP bucket sizes, gradient accumulation, async "
-        "collectives) or communicate less.",
+        "collectives) or communicate less. Collectives: "
+        "ncclDevKernel_AllReduce_Sum_f32_RING_LL (200us).",
         "poor overlap: only 25% of communication (100us per step) runs while compute runs. "
         "Start collectives earlier (bucketing, prefetching parameters) so they hide behind "
-        "compute."]
+        "compute. Collectives: ncclDevKernel_AllReduce_Sum_f32_RING_LL (200us)."]
     # Step 2 copies nothing; syncs are 50 of 1100 us (under 5%); input 8 us.
     assert found["CopiesChecker"] == found["SyncStallChecker"] == []
     assert found["InputBoundChecker"] == found["StarvedDeviceChecker"] == []
@@ -301,6 +303,8 @@ def test_step_checkers_on_the_constructed_trace(synthetic, tmp_path):
     assert found["CopiesChecker"][0].startswith(
         "copies every step: 1 host-to-device copies per step, 50us, 1000000 bytes at 20.0 "
         "GB/s.")
+    # The copy's launch (correlation 4, at 30 us) ran inside aten::mm (9..100 us).
+    assert found["CopiesChecker"][0].endswith(" Launched from: aten::mm (1 call).")
     assert found["SyncStallChecker"][0].startswith(
         "sync stalls: the host waits on the device 5% of the step (50us per step): "
         "cudaDeviceSynchronize 50us.")
@@ -311,6 +315,8 @@ def test_starved_device_and_tiny_kernels_on_torch_cnn():
     starved = found["StarvedDeviceChecker"]
     assert starved[0].startswith("starved device: idle 88% of its span, 85% of that waiting")
     assert "In step 2 the host ran: aten::linear" in starved[0]
+    assert starved[0].endswith(" Your Python lines meanwhile: capture.py(88): step (4041us), "
+                               "capture.py(79): forward (2749us).")
     assert starved[1].startswith("many tiny kernels: 116 kernels per step, 74% of them")
     assert "CopiesChecker" not in found  # no host-to-device copy in this trace
 
@@ -411,3 +417,153 @@ def test_straggler_checker_names_the_slow_rank(synthetic, tmp_path):
     assert ("straggler: slow is the slowest profile in 1 of 2 steps, 50% slower than the "
             "median of the others on average; its largest non-compute time there is input "
             "(408us per step).") in run.out
+
+
+def test_base_with_one_step_titles_that_step():
+    path = sample("torch_ranks")
+    run = run_cli(["--profile_path=" + path, "steps", "-base", "rank1", "-step", "3"])
+    assert "Step 3 of rank0 against -base rank1; times in us." in run.out
+    run = run_cli(["--profile_path=" + path, "steps", "-base", "rank1"])
+    assert "Step averages of rank0 against -base rank1; times in us." in run.out
+
+
+def test_device_may_be_given_as_tensorflow_spells_it():
+    path = "--profile_path=" + sample("torch_cnn")
+    short = run_cli([path, "steps", "-device", "gpu:0"])
+    for spelling in ("/device:GPU:0", "GPU:0"):
+        assert run_cli([path, "steps", "-device", spelling]).out == short.out
+    kernels = run_cli([path, "kernels", "-device", "/device:GPU:0", "-step", "2"])
+    assert kernels.out.split("\n", 1)[0].endswith("on gpu:0, step 2; times in us "
+                                                  "(summed durations, not their union).")
+    assert "no device GPU:1; devices: gpu:0" in run_cli([path, "steps", "-device", "GPU:1"]).err
+
+
+def test_input_and_sync_checkers_name_the_host_ops_of_the_interval(tmp_path):
+    """A step of 1000 us: the loader's __next__ (0..400) runs aten::stack (50..350);
+    aten::item (500..700) waits in cudaStreamSynchronize (550..690)."""
+    trace = [
+        _x("user_annotation", "ProfilerStep#1", 0, 1000),
+        _x("user_annotation", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+           0, 400),
+        _x("cpu_op", "aten::stack", 50, 300),
+        _x("cpu_op", "aten::mm", 410, 40), _launch(1, 420),
+        _x("cpu_op", "aten::item", 500, 200),
+        _x("cuda_runtime", "cudaStreamSynchronize", 550, 140, correlation=98),
+        _device("kernel", "gemm_a", 1, 430, 100, 7),
+        # Python frames (with_stack=True): the program's own, and a library's inside them.
+        _x("python_function", "train.py(10): loop", 0, 1000),
+        _x("python_function", "train.py(20): load_batch", 0, 400),
+        _x("python_function", "torch/utils/data/dataloader.py(700): _next_data", 10, 380),
+        _x("python_function", "enum.py(1200): __hash__", 600, 20),
+    ]
+    path = tmp_path / "w.pt.trace.json"
+    path.write_text(json.dumps({"traceEvents": trace}))
+    found = _advice(str(path), "InputBoundChecker", "SyncStallChecker")
+    (inputs,) = found["InputBoundChecker"]
+    assert inputs.endswith(" In step 1 the input waited in: enumerate(DataLoader)#"
+                           "_SingleProcessDataLoaderIter.__next__ (400us). Host ops "
+                           "meanwhile: aten::stack (300us). Your Python lines meanwhile: "
+                           "train.py(20): load_batch (400us).")
+    (sync,) = found["SyncStallChecker"]
+    assert "cudaStreamSynchronize 140us" in sync
+    # The innermost of the program's own frames; torch/ and the standard library are not.
+    assert sync.endswith(" The waits ran inside: aten::item (140us). Your Python lines: "
+                         "train.py(10): loop (140us).")
+
+
+def test_cpu_collectives_of_an_xspace_are_host_communication(tmp_path):
+    """On a CPU-only XSpace a collective op is host communication (not '--'); with a GPU
+    plane the host event only launches it, and the column stays '--'."""
+    from xspace_builder import Space
+    from tfprof_shell.load.xspace_intervals import XSpaceIntervals
+    from tfprof_shell.model.intervals import HAS_HOST_COMM, HOST_COMMUNICATION
+    from tfprof_shell.views.steps import step_breakdowns
+
+    def space(gpu):
+        sp = Space()
+        host = sp.plane("/host:CPU")
+        host.line("python").event("train", 0, 1000, step_num=1)
+        ops = host.line("tf_Compute")
+        ops.event("MatMul:MatMul", 10, 100)
+        ops.event("CollectiveReduceV2:CollectiveReduceV2", 200, 300)
+        ops.event("all-reduce.3", 600, 50)
+        if gpu:
+            sp.plane("/device:GPU:0").line("stream:7").event("gemm", 20, 5)
+        return sp.write(tmp_path / ("gpu.xplane.pb" if gpu else "cpu.xplane.pb"))
+
+    iv = XSpaceIntervals([space(False)])()
+    assert HAS_HOST_COMM in iv.has
+    assert sorted(e.name for e in iv.host if e.kind == HOST_COMMUNICATION) == [
+        "CollectiveReduceV2:CollectiveReduceV2", "all-reduce.3"]
+    assert host_values(average(step_breakdowns(iv).steps).host, iv.has)["communication"] == 350
+    gpu = XSpaceIntervals([space(True)])()
+    assert HAS_HOST_COMM not in gpu.has
+    assert not [e for e in gpu.host if e.kind == HOST_COMMUNICATION]
+
+
+def test_a_missing_step_is_worded_as_the_views_word_it():
+    path = "--profile_path=" + sample("torch_cnn")
+    errors = {run_cli([path, cmd, "-step", "9"]).err.splitlines()[-1]
+              for cmd in ("scope", "steps", "kernels")}
+    assert errors == {"tfprof: -step 9 not found; available steps: 2 3 4"}
+
+
+def test_device_names_of_several_hosts_are_taken_as_they_are(tmp_path):
+    from xspace_builder import Space
+    from tfprof_shell.load.xspace_intervals import XSpaceIntervals
+    from tfprof_shell.options import DEFAULTS
+    from tfprof_shell.render.steps_run import breakdown
+    paths = []
+    for k in range(2):
+        sp = Space()
+        sp.plane("/host:CPU").line("python").event("train", 0, 1000, step_num=1)
+        sp.plane("/device:GPU:0").line("stream:7").event("gemm", 20 + k, 5)
+        paths.append(sp.write(tmp_path / ("h%d.xplane.pb" % k)))
+    assert XSpaceIntervals(paths)().device_names() == ["host0/gpu:0", "host1/gpu:0"]
+    model = load_model(Inputs(profile_path=",".join(paths)))
+    result = breakdown(model, "m", DEFAULTS.replace(device="host1/gpu:0"))
+    assert [list(s.devices) for s in result.steps] == [["host1/gpu:0"]]
+
+
+def test_one_kernel_name_is_singular():
+    run = run_cli(["--profile_path=" + sample("torch_cnn"), "kernels", "-show_name_regexes",
+                   "Memset.*"])
+    assert run.out.startswith("1 kernel name on all devices, all steps;")
+
+
+def test_one_call_launching_several_kernels_counts_once(tmp_path):
+    """A CUDA graph launch (one runtime call, one correlation id) runs three kernels:
+    one launch of 10 us, and a launch delay per kernel (5, 15, 25 us: mean 15)."""
+    trace = [
+        _x("user_annotation", "ProfilerStep#1", 0, 200),
+        _x("cuda_runtime", "cudaGraphLaunch", 10, 10, correlation=1),
+        _device("kernel", "gemm_a", 1, 25, 5, 7),
+        _device("kernel", "gemm_b", 1, 35, 5, 7),
+        _device("kernel", "gemm_c", 1, 45, 5, 7),
+    ]
+    path = tmp_path / "graph.pt.trace.json"
+    path.write_text(json.dumps({"traceEvents": trace}))
+    _, _, host = _us(step_breakdowns(load_model(Inputs(profile_path=str(path))).intervals()), 1)
+    assert (host["launch_count"], host["launch_total"], host["launch_delay_mean"]) == \
+        (1, 10, 15)
+
+
+@pytest.mark.parametrize("option", ["-profiles all", "-base rank1"])
+def test_a_timeline_of_several_profiles_is_refused_as_the_views_refuse_it(option, tmp_path):
+    out = "timeline:outfile=%s" % (tmp_path / "t.json")
+    errors = {run_cli(["--profile_path=" + sample("torch_ranks"), cmd] + option.split()
+                      + ["-output", out]).err.splitlines()[-1] for cmd in ("steps", "scope")}
+    assert errors == {"tfprof: -output timeline shows one profile: drop %s, or 'use NAME' to "
+                      "pick the profile" % option.split()[0]}
+
+
+def test_cpu_only_stragglers_name_host_ops_not_compute_0us():
+    argv = ["--profile", "w0=" + sample("mlp_worker0", "profile"),
+            "--profile", "w1=" + sample("mlp_worker1", "profile")]
+    doc = json.loads(run_cli(argv + ["steps", "-profiles", "all", "-output", "json"]).out)
+    assert {(s["profile"], s["waited_on"], s["waited_us"]) for s in doc["stragglers"]} == {
+        ("w1", "host ops", 0)}
+    text = run_cli(argv + ["steps", "-profiles", "all"]).out
+    assert "(0us)" not in text and text.rstrip().endswith("host ops")
+    advice = run_cli(argv + ["advise", "-checkers", "StragglerChecker"]).out
+    assert "it spends that time in host ops, waiting on nothing" in advice

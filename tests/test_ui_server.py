@@ -195,6 +195,8 @@ def test_controls_come_from_the_options_table_and_presets_from_the_builder(tiny)
     from tfprof_shell.options import OPTION_SPECS
     controls = tiny.get("/api/controls").get_json()
     assert [o["name"] for o in controls["options"]] == [n for n in OPTION_SPECS if n != "output"]
+    step = {o["name"]: o for o in controls["options"]}["step"]
+    assert step["command_help"]["steps"] == OPTION_SPECS["step"].help_for("steps")
     presets = {p["name"]: p["tokens"] for p in controls["presets"]}
     assert presets["float_operation"][presets["float_operation"].index("-order_by") + 1] \
         == "float_ops"
@@ -394,7 +396,7 @@ def test_hosts_for_every_interface_are_this_machines_names():
 
 
 WORDS = ["scope", "graph", "op", "code", "advise", "set", "help", "profiles", "use", "load",
-         "quit", "ui", "-max_depth", "-step", "-order_by", "-select", "-output", "-base",
+         "quit", "ui", "steps", "kernels", "-device", "gpu:0", "-max_depth", "-step", "-order_by", "-select", "-output", "-base",
          "-profiles", "-account_type_regexes", "-show_name_regexes", "micros", "bytes", "1",
          "-1", "99", "x", "(", "[a-", ".*", "none", "all", "tiny_mlp", "timeline", "json",
          "file:outfile=/dev/null", "true", "", " ", "\u00e9", "<img src=x>"]
@@ -415,3 +417,15 @@ def test_no_line_crashes_the_server_or_changes_the_session(tiny):
 
     check()
 
+
+
+def test_steps_and_kernels_lines_answer_the_shells_text():
+    gpu = Browser(["--profile_path=" + sample("torch_cnn")])
+    shell = gpu.session
+    for line in ("steps -step 3", "kernels -device gpu:0 -step 2"):
+        answer = gpu.run(line)
+        assert answer["kind"] == "text" and answer["command"] == line.split()[0]
+        assert answer["text"] == shell.execute(line).text
+    assert "kernels" in [c["name"] for c in gpu.get("/api/state").get_json()["commands"]]
+    assert gpu.error("kernels -output json").startswith("-output: the web UI shows results")
+    assert gpu.error("kernels -step 9") == "-step 9 not found; available steps: 2 3 4"

@@ -45,8 +45,8 @@ OptionsLike = Union[None, Options, Mapping[str, Any], str]
 class Result:
     """What one command gave: the JSON document, text, stderr notes and files written.
 
-    ``data`` is the ``-output json`` document for view commands and
-    ``{"schema_version": 1, "checkers": {...}}`` for advise; None for
+    ``data`` is the ``-output json`` document for view commands, steps and kernels,
+    and ``{"schema_version": 1, "checkers": {...}}`` for advise; None for
     commands without a result (set, help, a per-step graph timeline).
     """
 
@@ -199,6 +199,9 @@ class Profile:
         reply = self.session.execute_words(words)
         if kind == "advise":
             return _advice_result(reply)
+        if kind in ("steps", "kernels"):  # their -output json document
+            return Result(reply.result, reply.text, list(reply.notes), list(reply.files), kind,
+                          reply.result)
         return Result(None, reply.text, list(reply.notes), list(reply.files), kind)
 
     def profile(self, view: str, options: OptionsLike = None, *, text: bool = False,

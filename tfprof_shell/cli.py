@@ -52,9 +52,10 @@ def build_parser() -> argparse.ArgumentParser:
     io = p.add_argument_group("inputs")
     io.add_argument("--profile_path", help="ProfileProto written by Profiler.serialize_to_string(); "
                                            "or an .xplane.pb file (TensorFlow 2, JAX/XLA), run or "
-                                           "log directory; or Chrome-trace .json[.gz] timelines "
-                                           "(TensorFlow, PyTorch), comma separated "
-                                           "(one per step); or a `tfprof record` folder. "
+                                           "log directory; or Chrome-trace .json[.gz] files, "
+                                           "comma separated: TensorFlow timelines (one per "
+                                           "step) or PyTorch traces (steps from their "
+                                           "ProfilerStep#N); or a `tfprof record` folder. "
                                            "A folder holding several jobs "
                                            "(PyTorch workers, XProf hosts) loads one profile each.")
     io.add_argument("--graph_path", help="GraphDef (binary or text).")

@@ -79,7 +79,8 @@ def commands_section() -> str:
 
 def options_section() -> str:
     """The options table, then each option with a fixed set of values."""
-    rows = [(_usage(s), _default(s), ", ".join(s.commands), s.help)
+    rows = [(_usage(s), _default(s), ", ".join(s.commands),
+             " ".join([s.help] + ["In %s: %s" % item for item in (s.command_help or {}).items()]))
             for s in OPTION_SPECS.values()]
     out = ["## Options\n\n",
            "Options follow a command (`op -select micros,bytes -order_by micros`) and apply "

@@ -99,7 +99,7 @@ def command_help(cmd: Command) -> str:
     else:
         lines.append("Usage: %s [-option value ...]" % cmd.name)
         specs = list(options.names_for(cmd.name))
-        rows = [(s.repl_name, s.hint, _default(s), s.help) for s in specs]
+        rows = [(s.repl_name, s.hint, _default(s), s.help_for(cmd.name)) for s in specs]
         lines += ["", "Options:", _table(rows, ("option", "value", "default", "meaning"))]
     if cmd.kind == VIEW:
         lines += ["", "Options apply to this command only; 'set' changes the defaults."]
@@ -112,9 +112,9 @@ def command_help(cmd: Command) -> str:
 
 def option_help(spec: OptionSpec) -> str:
     """One option: meaning, syntax, default, commands and allowed values."""
-    lines = [("%s %s" % (spec.repl_name, spec.hint)).rstrip(), spec.help,
-             "Default: %s" % _default(spec),
-             "Applies to: %s" % ", ".join(spec.commands)]
+    lines = [("%s %s" % (spec.repl_name, spec.hint)).rstrip(), spec.help]
+    lines += ["In %s: %s" % (command, text) for command, text in (spec.command_help or {}).items()]
+    lines += ["Default: %s" % _default(spec), "Applies to: %s" % ", ".join(spec.commands)]
     lines.append(_value_rule(spec))
     choices = choice_descriptions(spec)
     if choices:

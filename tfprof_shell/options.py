@@ -79,7 +79,13 @@ class OptionSpec:
     flag: bool = False
     #: value -> one line of help, for options with a fixed set of values.
     choice_help: Optional[Mapping[str, str]] = None
+    #: command -> what the option does for that command, where ``help`` would mislead.
+    command_help: Optional[Mapping[str, str]] = None
     name: str = ""
+
+    def help_for(self, command: str) -> str:
+        """The option's help as it applies to ``command``."""
+        return (self.command_help or {}).get(command, self.help)
 
     @property
     def is_flag(self) -> bool:
@@ -126,7 +132,11 @@ class Options:
     min_float_ops: int = _min("number of float operations")
     min_occurrence: int = _min("run count (op view: number of graph nodes)")
     step: int = _opt(-1, INT64, "Show statistics of step N; -1 averages over each node's steps.", "N",
-                     commands=OPTION_COMMANDS + INTERVAL_COMMANDS)
+                     commands=OPTION_COMMANDS + INTERVAL_COMMANDS, command_help={
+                         "steps": "Show only step N; -1 shows every step and their average.",
+                         "kernels": "Count only the kernels of step N; -1 counts every step.",
+                         "advise": "Accepted and ignored, as by the original: advise reads "
+                                   "every step."})
     order_by: str = _opt("name", CHOICE, "Sort each node's children by this key.",
                          "KEY", choices=lambda: tuple(metrics.ORDER_KEYS))
     account_type_regexes: tuple[str, ...] = _regexes(
@@ -137,10 +147,12 @@ class Options:
         (), "Do not descend below nodes whose name matches one of these.")
     show_name_regexes: tuple[str, ...] = _opt(
         (".*",), REGEX_LIST, "Show only nodes whose name matches one of these.",
-        "REGEX[,REGEX...]", commands=OPTION_COMMANDS + ("kernels",))
+        "REGEX[,REGEX...]", commands=OPTION_COMMANDS + ("kernels",),
+        command_help={"kernels": "Show only kernels whose name matches one of these."})
     hide_name_regexes: tuple[str, ...] = _opt(
         (), REGEX_LIST, "Hide nodes whose name matches one of these.", "REGEX[,REGEX...]",
-        commands=OPTION_COMMANDS + ("kernels",))
+        commands=OPTION_COMMANDS + ("kernels",),
+        command_help={"kernels": "Hide kernels whose name matches one of these."})
     account_displayed_op_only: bool = _opt(
         False, BOOL, "Totals count only the displayed nodes.", "[true|false]")
     select: frozenset[str] = _opt(
@@ -149,14 +161,19 @@ class Options:
     output: Output = _opt(
         Output(), OUTPUT, "Where the result goes: TYPE[:outfile=PATH,...].",
         "TYPE[:KEY=VALUE,...]", choices=lambda: tuple(OUTPUT_KINDS),
-        commands=OPTION_COMMANDS + INTERVAL_COMMANDS)
+        commands=OPTION_COMMANDS + INTERVAL_COMMANDS, command_help={
+            "steps": "Where the result goes: stdout, file, json or none, or timeline (the "
+                     "steps' categories as tracks beside the trace).",
+            "kernels": "Where the result goes: stdout, file, json or none."})
     checkers: tuple[str, ...] = _opt(
         (), NAME_LIST, "Advisor checkers to run, comma separated (default: all).",
         "NAME[,NAME...]", choices=lambda: CHECKER_NAMES,
         commands=("advise",), in_dump=False)
     base: str = _opt(
         "", PROFILE, "Compare the view with this loaded profile (none: no comparison).",
-        "NAME|none", commands=STEPS_MULTI_COMMANDS, in_dump=False, flag=True)
+        "NAME|none", commands=STEPS_MULTI_COMMANDS, in_dump=False, flag=True, command_help={
+            "steps": "Compare each category's per-step average with this loaded profile's "
+                     "(none: no comparison)."})
     base_step: Optional[int] = _opt(
         None, OPTIONAL_STEP, "The -base profile's step (same: the same as -step).", "N|same",
         commands=MULTI_COMMANDS, in_dump=False, flag=True)
@@ -168,14 +185,17 @@ class Options:
         (), PROFILE_LIST, "Run the view over these loaded profiles and combine them "
         "(names or regexes, comma separated, or all; none: only the current one).",
         "NAME[,NAME...]|all|none",
-        commands=STEPS_MULTI_COMMANDS, in_dump=False, flag=True)
+        commands=STEPS_MULTI_COMMANDS, in_dump=False, flag=True, command_help={
+            "steps": "Show these loaded profiles as a ranks x steps table with the slowest "
+                     "of each step (names or regexes, comma separated, or all; none: only "
+                     "the current one)."})
     aggregate: str = _opt(
         "sum", CHOICE, "How -profiles combines each node's values.", "sum|mean|max|min",
         choices=lambda: tuple(AGGREGATES), choice_help=AGGREGATES,
         commands=MULTI_COMMANDS, in_dump=False, flag=True)
     device: str = _opt(
-        "", DEVICE, "Show only this device (a name the steps table shows, e.g. gpu:0; "
-        "all: every device).", "NAME|all", commands=INTERVAL_COMMANDS + ("set",),
+        "", DEVICE, "Show only this device (a name the steps table shows, e.g. gpu:0, or "
+        "/device:GPU:0; all: every device).", "NAME|all", commands=INTERVAL_COMMANDS + ("set",),
         in_dump=False)
     by_profile: bool = _opt(
         False, BOOL, "With -profiles: show each profile's values beside the combined one.",

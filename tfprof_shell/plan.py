@@ -17,6 +17,10 @@ _HOW_TO_TRACE = {
     "profile": "none were recorded (profile with an op log written with add_trace=True)",
     "xplane": "profile with Python tracing on "
               "(tf.profiler.experimental.ProfilerOptions(python_tracer_level=1))",
+    "chrome_trace": "a TensorFlow timeline has them only with --op_log_path (written by "
+                    "write_op_log(..., add_trace=True)); a PyTorch trace has them when "
+                    "recorded with torch.profiler.profile(with_stack=True) or "
+                    "tfprof record --python_tracer",
 }
 
 

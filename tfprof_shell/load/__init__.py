@@ -31,6 +31,24 @@ def load_model(inputs: Inputs) -> Model:
     return model
 
 
+def _timelines_note(files: int, steps: list[int]) -> str:
+    """The note for a folder of timelines: TensorFlow timelines are one step per file
+    (0..files-1); a PyTorch trace's steps come from its ProfilerStep#N markers."""
+    plural = "s" if files != 1 else ""
+    if steps == list(range(files)):
+        if files == 1:
+            return "loaded 1 timeline file as step 0"
+        return "loaded %d timeline files as steps 0..%d" % (files, files - 1)
+    if not steps:
+        return "loaded %d timeline file%s (no steps)" % (files, plural)
+    if steps == list(range(steps[0], steps[-1] + 1)) and len(steps) > 1:
+        named = "steps %d..%d" % (steps[0], steps[-1])
+    else:
+        named = ("step " if len(steps) == 1 else "steps ") + ", ".join(map(str, steps))
+    return "loaded %d trace file%s: %s, from the trace's step markers (ProfilerStep#N)" % (
+        files, plural, named)
+
+
 def _load_profile_path(inputs: Inputs) -> Model:
     """--profile_path: a ProfileProto, TF2 .xplane.pb files, Chrome-trace timelines, or
     a ``tfprof record`` folder (its first process's profile)."""
@@ -50,8 +68,11 @@ def _load_profile_path(inputs: Inputs) -> Model:
         if inputs.run_meta_paths:
             raise UsageError("--profile_path names timelines: do not also set --run_meta_path")
         from .chrome_trace import load_chrome_traces
-        return load_chrome_traces(found.paths, inputs.graph_path, inputs.op_log_path,
-                                  found.note)
+        model = load_chrome_traces(found.paths, inputs.graph_path, inputs.op_log_path)
+        if found.note:  # a folder of timelines: say which steps its files became
+            model.source.note = _timelines_note(len(found.paths), model.steps)
+            model.notes.insert(0, model.source.note)
+        return model
     if inputs.graph_path or inputs.run_meta_paths:
         raise UsageError("--profile_path is set, do not set --graph_path or --run_meta_path")
     if found.kind == XPLANE:

@@ -10,12 +10,14 @@ falls in.
 from __future__ import annotations
 
 import re
+import sys
 from bisect import bisect_right
 from typing import Any, Optional, Sequence
 
 from ..model.intervals import (HAS_BYTES, HAS_DEVICE, HAS_HOST_COMM, HAS_HOST_OPS,
                                HAS_INPUT, HAS_LAUNCH, HAS_MARKERS, HAS_SYNC,
-                               HOST_COMMUNICATION, HOST_OPS, INPUT, LAUNCH, MEMSET, SYNC,
+                               HOST_COMMUNICATION, HOST_OPS, INPUT, LAUNCH, MEMSET,
+                               PYTHON_FRAME, SYNC,
                                DeviceEvent, HostEvent, Intervals, StepMark, classify_kernel,
                                copy_kind)
 
@@ -27,6 +29,22 @@ _INPUT = re.compile(r"DataLoader.*__next__|dataloader\.py\(\d+\): __next__")
 _SYNC = re.compile(r"(cuda|cu|hip)(Device|Stream|Event|Ctx)Synchronize|cudaMemcpy$"
                    r"|cuMemcpy[DH]toH?D?$|aten::_local_scalar_dense$")
 _HOST_COLLECTIVE = re.compile(r"(gloo|c10d)[:]+|nccl:")
+#: A Python frame of the program's own code: ``file.py(N): func``, not under torch/,
+#: site-packages or the standard library (``with_stack=True`` traces).
+_USER_FRAME = re.compile(r"(?!torch/|<)[^<]*?\.py\(\d+\): ")
+_LIBRARY = re.compile(r"site-packages/|dist-packages/|/lib/python\d")
+
+
+_STDLIB = frozenset(getattr(sys, "stdlib_module_names", ()))  # Python 3.10+
+
+
+def user_frame(name: str) -> bool:
+    """Whether a python_function event's name is a frame of the program's own code (the
+    trace writes library paths relative to their sys.path entry: torch/..., enum.py)."""
+    if not _USER_FRAME.match(name) or _LIBRARY.search(name):
+        return False
+    top = re.split(r"[/.]", name, 1)[0]
+    return top not in _STDLIB
 
 
 #: What :func:`keep_events` keeps of one event: a tuple of references, no dict.
@@ -46,8 +64,8 @@ def keep_events(events: Sequence[dict[str, Any]]) -> list[Kept]:
             kept.append((cat, ev.get("name", ""), ev.get("ts", 0), ev.get("dur", 0),
                          ev.get("tid"), args.get("correlation"), args.get("device", 0),
                          args.get("stream", ""), args.get("bytes")))
-        elif cat in _HOST_CATS or (cat == "python_function"
-                                   and "__next__" in str(ev.get("name", ""))):
+        elif cat in _HOST_CATS or (cat == "python_function" and (
+                "__next__" in str(ev.get("name", "")) or user_frame(str(ev.get("name", ""))))):
             kept.append((cat, ev.get("name", ""), ev.get("ts", 0), ev.get("dur", 0),
                          ev.get("tid"), None, None, None, None))
     return kept
@@ -87,6 +105,7 @@ class TorchIntervals:
             self._add_file(out, index, events)
         out.devices.sort()
         out.host.sort()
+        out.frames.sort()
         return out
 
     def _add_file(self, out: Intervals, index: int, events: list[Kept]) -> None:
@@ -144,6 +163,9 @@ class TorchIntervals:
         for cat, name, ts, dur, tid, *_ in events:
             if cat in _DEVICE_CATS or cat in _RUNTIME_CATS:
                 continue
+            if cat == "python_function" and user_frame(str(name)):
+                out.frames.append(HostEvent(_ns(ts), _ns(ts) + _ns(dur), PYTHON_FRAME,
+                                            str(name), tid))
             key = (cat, name)
             kind = kinds.get(key, "")
             if kind == "":

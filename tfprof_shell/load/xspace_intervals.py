@@ -6,8 +6,10 @@ size, ``Memset``); a host event with the same ``correlation_id`` is the call
 that launched it, and fixes its step. Host events with a ``step_num`` stat
 mark steps (without any, the whole profile is step 0); ``Iterator::Root`` and
 ``IteratorGetNext`` events are input; ``*Synchronize*`` and
-``BlockHostUntilDone`` are sync waits; any other host event (not a
-Python-tracer frame) is host ops.
+``BlockHostUntilDone`` are sync waits; in a profile without GPUs, collective ops
+(TensorFlow's ``Collective*`` kernels, XLA's ``all-reduce`` and kin) are host
+communication, since they can only run on the CPU there (with GPUs the host events
+only launch them); any other host event (not a Python-tracer frame) is host ops.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from bisect import bisect_right
 from typing import Any, Optional, Sequence
 
 from ..errors import LoadError
-from ..model.intervals import (HAS_BYTES, HAS_DEVICE, HAS_HOST_OPS, HAS_INPUT, HAS_LAUNCH,
-                               HAS_MARKERS, HAS_SYNC, HOST_OPS, INPUT, LAUNCH, SYNC,
+from ..model.intervals import (HAS_BYTES, HAS_DEVICE, HAS_HOST_COMM, HAS_HOST_OPS, HAS_INPUT,
+                               HAS_LAUNCH, HAS_MARKERS, HAS_SYNC, HOST_COMMUNICATION,
+                               HOST_OPS, INPUT, LAUNCH, SYNC,
                                DeviceEvent, HostEvent, Intervals, StepMark, classify_kernel,
                                copy_kind)
 from ..proto import xplane_pb2
@@ -29,6 +32,9 @@ _GPU_PLANE = re.compile(r"/device:GPU:(\d+)")
 _SIZE = re.compile(r"(?:^|\s)(?:size|num_bytes):(\d+)")
 _INPUT = re.compile(r"Iterator::Root$|IteratorGetNext")
 _SYNC = re.compile(r".*Synchronize|.*BlockHostUntilDone")
+_COLLECTIVE = re.compile(r"Collective(Reduce|Gather|Bcast|AllToAll|Permute)|(^|\W)(all-reduce"
+                         r"|all-gather|reduce-scatter|all-to-all|collective-permute"
+                         r"|collective-broadcast)", re.I)
 
 
 class _Plane:
@@ -64,6 +70,7 @@ class XSpaceIntervals:
         marks: dict[int, list[int]] = {}
         calls: dict[tuple[int, Any], tuple[int, int]] = {}
         pending: list[tuple[int, int, str, str, str, str, int, Any]] = []
+        gpus = False
         for i, path in enumerate(self.paths):
             space = parse_binary(xplane_pb2.XSpace, read_unzipped(path, "profile_path"))
             if space is None:
@@ -73,6 +80,7 @@ class XSpaceIntervals:
             for plane in space.planes:
                 gpu = _GPU_PLANE.search(plane.name)
                 if gpu:
+                    gpus = True
                     _read_device(_Plane(plane), epoch, prefix + "gpu:" + gpu.group(1), i,
                                  pending)
                 elif plane.name in HOST_PLANES:
@@ -106,6 +114,10 @@ class XSpaceIntervals:
         has = {HAS_HOST_OPS, HAS_SYNC, HAS_INPUT}
         if devices:
             has |= {HAS_DEVICE, HAS_BYTES}
+        elif not gpus:  # CPU only: collectives ran on the host
+            host = [e._replace(kind=HOST_COMMUNICATION)
+                    if e.kind == HOST_OPS and _COLLECTIVE.search(e.name) else e for e in host]
+            has.add(HAS_HOST_COMM)
         if any(d.launch >= 0 for d in devices):
             has.add(HAS_LAUNCH)
         if marks:

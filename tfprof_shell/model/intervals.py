@@ -36,6 +36,8 @@ INPUT = "input"
 LAUNCH = "launch"
 HOST_OPS = "ops"
 HOST_KINDS = (SYNC, HOST_COMMUNICATION, INPUT, LAUNCH, HOST_OPS)
+#: A Python frame (Intervals.frames); not a host kind of the breakdown.
+PYTHON_FRAME = "python"
 
 # What a format can say (Intervals.has): the columns that need it show "--" without.
 HAS_DEVICE = "device"
@@ -128,6 +130,9 @@ class Intervals:
     marks: list[StepMark] = field(default_factory=list)
     has: frozenset[str] = frozenset()
     origin: str = ""
+    #: Python frames of the program's own code (``file.py(N): func``, not the
+    #: framework's), kind PYTHON_FRAME, where the trace records a Python stack.
+    frames: list[HostEvent] = field(default_factory=list)
 
     def device_names(self) -> list[str]:
         """The devices with events, sorted."""

@@ -34,8 +34,8 @@ def kernels_text(rows: Sequence[KernelRow], where: str) -> str:
         out.append((name, r.kind, "%d" % r.count, "%.3f" % (r.total / 1000),
                     "%.3f" % (r.mean / 1000), "%.3f" % (r.min / 1000),
                     "%.3f" % (r.max / 1000), "%.1f%%" % share))
-    lines = ["%d kernel names on %s; times in us (summed durations, not their union)."
-             % (len(rows), where), ""]
+    lines = ["%d kernel name%s on %s; times in us (summed durations, not their union)."
+             % (len(rows), "" if len(rows) == 1 else "s", where), ""]
     lines += table(("name", "kind", "count", "total", "mean", "min", "max", "share"), out,
                    left=2)
     return "\n".join(lines) + "\n"

@@ -56,7 +56,8 @@ def ranks_text(results: Sequence[tuple[str, StepsResult]]) -> str:
     lines += ["", "Stragglers:"]
     lines += table(("step", "slowest", "wall", "spread", "waited on"),
                    [("%d" % s["step"], s["profile"], "%d" % s["wall"], "%d" % s["spread"],
-                     "%s (%dus)" % (s["waited_on"], s["waited_us"])) for s in slow.values()],
+                     "%s (%dus)" % (s["waited_on"], s["waited_us"]) if s["waited_us"]
+                     else s["waited_on"]) for s in slow.values()],
                    left=2)
     return "\n".join(lines) + "\n"
 
@@ -93,8 +94,10 @@ def diff_rows(cur: StepsResult, base: StepsResult, devices: Sequence[str]
 
 
 def diff_text(cur_name: str, base_name: str, rows: Sequence[tuple[str, Optional[int],
-                                                                  Optional[int]]]) -> str:
-    """The -base table: current, base, change and change in % per category."""
+                                                                  Optional[int]]],
+              step: Optional[int] = None) -> str:
+    """The -base table: current, base, change and change in % per category (of step
+    ``step`` when one was chosen, else of the step averages)."""
     out = []
     for label, a, b in rows:
         if a is None or b is None:
@@ -103,6 +106,7 @@ def diff_text(cur_name: str, base_name: str, rows: Sequence[tuple[str, Optional[
             continue
         pct = NA if b == 0 else "%+.1f%%" % (100.0 * (a - b) / b)
         out.append((label, "%d" % a, "%d" % b, "%+d" % (a - b), pct))
-    lines = ["Step averages of %s against -base %s; times in us." % (cur_name, base_name), ""]
+    what = "Step averages" if step is None else "Step %d" % step
+    lines = ["%s of %s against -base %s; times in us." % (what, cur_name, base_name), ""]
     lines += table(("category", cur_name, base_name, "change", "change%"), out)
     return "\n".join(lines) + "\n"

@@ -6,11 +6,12 @@ compared, an output kind these commands do not write) is one RequestError line.
 
 from __future__ import annotations
 
-from typing import Mapping, Optional
+from typing import Mapping
 
 from .. import regex
 from ..errors import RequestError
 from ..model import Model
+from ..model.intervals import short_device
 from ..options import Options
 from ..plan import select_profiles
 from ..views.kernels import kernel_rows
@@ -39,41 +40,60 @@ def breakdown(model: Model, name: str, opts: Options, several: bool = False) -> 
                            "executions)" % who)
     steps = sorted({m.step for m in iv.marks})
     if opts.step >= 0 and opts.step not in steps:
-        raise RequestError("%s has no step %d; its steps: %s"
-                           % (who, opts.step, " ".join(map(str, steps))))
+        _no_step(opts.step, steps, name if several else "")
     devices = iv.device_names()
-    if opts.device and opts.device not in devices:
+    device = _device(opts, devices)
+    if device and device not in devices:
         raise RequestError("%s has no device %s; devices: %s"
                            % (who, opts.device, ", ".join(devices) or "none (CPU only)"))
-    return step_breakdowns(iv, [opts.step] if opts.step >= 0 else None, opts.device)
+    return step_breakdowns(iv, [opts.step] if opts.step >= 0 else None, device)
 
 
-def _deliver(text: str, doc: Optional[dict], opts: Options, result: object) -> Rendered:
+def _no_step(step: int, steps: list[int], profile: str = "") -> None:
+    """The views' words for a -step the profile does not have."""
+    listed = " ".join(map(str, steps))
+    if profile:
+        raise RequestError("profile %s has no step %d; its steps: %s" % (profile, step, listed))
+    raise RequestError("-step %d not found; available steps: %s" % (step, listed))
+
+
+def _device(opts: Options, devices: list[str]) -> str:
+    """-device as the steps table names it: a name it shows (host1/gpu:0) as it is, any
+    other spelling of a GPU (/device:GPU:0) as gpu:N."""
+    if not opts.device or opts.device in devices:
+        return opts.device
+    return short_device(opts.device)
+
+
+def _deliver(text: str, doc: dict, opts: Options) -> Rendered:
+    """Text, JSON or nothing, by -output; the JSON document is the result either way
+    (what the Python API returns)."""
     out = opts.output
     if out.kind == "none":
-        return Rendered(result=result)
+        return Rendered(result=doc)
     if out.kind == "json":
-        body = dumps(doc or {})
+        body = dumps(doc)
         if out.outfile:
-            return Rendered(writes=[(out.outfile, body)], result=result)
-        return Rendered(body, result=result)
+            return Rendered(writes=[(out.outfile, body)], result=doc)
+        return Rendered(body, result=doc)
     if out.kind == "file":
-        return Rendered(writes=[(out.outfile or "", text)], result=result)
-    return Rendered(text, result=result)
+        return Rendered(writes=[(out.outfile or "", text)], result=doc)
+    return Rendered(text, result=doc)
 
 
 def run_steps(models: Mapping[str, Model], current: str, opts: Options) -> Rendered:
     """`steps` on the current profile, against -base, or over -profiles."""
     _check_output("steps", opts)
+    if opts.output.kind == "timeline" and (opts.profiles or opts.base):
+        raise RequestError("-output timeline shows one profile: drop %s, or 'use NAME' to pick "
+                           "the profile" % ("-base" if opts.base else "-profiles"))
     if opts.profiles:
         names = select_profiles(models, opts.profiles)
         results = [(n, breakdown(models[n], n, opts, True)) for n in names]
         doc = {"schema_version": 1, "mode": "steps",
                "profiles": {n: steps_document(r) for n, r in results},
                "stragglers": stragglers(results)}
-        if opts.output.kind == "timeline":
-            raise RequestError("steps -profiles cannot write a timeline; use one profile")
-        return _deliver(ranks_text(results), doc, opts, results)
+        return _deliver(ranks_text(results), doc, opts)
     result = breakdown(models[current], current, opts, bool(opts.base))
     if opts.base:
         if opts.base not in models:
@@ -95,16 +115,16 @@ def run_steps(models: Mapping[str, Model], current: str, opts: Options) -> Rende
                "diff": [{"category": c, "current": a, "base": b,
                          "change": None if a is None or b is None else a - b}
                         for c, a, b in rows]}
-        if opts.output.kind == "timeline":
-            raise RequestError("steps -base cannot write a timeline; use one profile")
-        return _deliver(diff_text(current, opts.base, rows), doc, opts, (result, base))
+        text = diff_text(current, opts.base, rows, opts.step if opts.step >= 0 else None)
+        return _deliver(text, doc, opts)
     if opts.output.kind == "timeline":
         from .steps_timeline import steps_trace
-        return Rendered(writes=[(opts.output.outfile or "", steps_trace(models[current],
-                                                                        result))],
-                        result=result)
+        from .timeline import notice
+        path = opts.output.outfile or ""
+        return Rendered(notice(path), writes=[(path, steps_trace(models[current], result))],
+                        result=steps_document(result))
     title = "Steps of %s" % current if len(models) > 1 else "Steps"
-    return _deliver(steps_text(result, title), steps_document(result), opts, result)
+    return _deliver(steps_text(result, title), steps_document(result), opts)
 
 
 def run_kernels(model: Model, opts: Options) -> Rendered:
@@ -114,18 +134,17 @@ def run_kernels(model: Model, opts: Options) -> Rendered:
     if not iv.devices:
         raise RequestError("this profile has no device events (CPU only): no kernels")
     devices = iv.device_names()
-    if opts.device and opts.device not in devices:
+    device = _device(opts, devices)
+    if device and device not in devices:
         raise RequestError("this profile has no device %s; devices: %s"
                            % (opts.device, ", ".join(devices)))
     steps = sorted({m.step for m in iv.marks})
     if opts.step >= 0 and opts.step not in steps:
-        raise RequestError("this profile has no step %d; its steps: %s"
-                           % (opts.step, " ".join(map(str, steps))))
+        _no_step(opts.step, steps)
     show = regex.any_matcher(opts.show_name_regexes)
     hide = regex.any_matcher(opts.hide_name_regexes)
-    rows = kernel_rows(iv, opts.step if opts.step >= 0 else None, opts.device,
+    rows = kernel_rows(iv, opts.step if opts.step >= 0 else None, device,
                        lambda name: show(name) and not hide(name))
-    where = "%s, %s" % (opts.device or "all devices",
+    where = "%s, %s" % (device or "all devices",
                         "step %d" % opts.step if opts.step >= 0 else "all steps")
-    return _deliver(kernels_text(rows, where), kernels_document(rows, opts.step, opts.device),
-                    opts, rows)
+    return _deliver(kernels_text(rows, where), kernels_document(rows, opts.step, device), opts)

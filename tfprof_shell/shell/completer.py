@@ -22,6 +22,7 @@ from prompt_toolkit.document import Document
 from .. import options as O
 from ..capture.flags import SHELL, flags_for
 from ..commands import COMMANDS, Command
+from ..errors import UserError
 from ..help import choice_descriptions
 from ..options import OPTION_SPECS, OptionSpec
 from ..outputs import OUTPUT_KINDS
@@ -51,7 +52,9 @@ class CompletionEngine:
 
     def __init__(self, index: Callable[[], NameIndex],
                  steps: Union[Sequence[int], Callable[[], Sequence[int]]] = (),
-                 profiles: Callable[[], Sequence[str]] = tuple, cache: bool = True) -> None:
+                 profiles: Callable[[], Sequence[str]] = tuple, cache: bool = True,
+                 devices: Callable[[], Sequence[str]] = tuple,
+                 kernels: Callable[[], Sequence[str]] = tuple) -> None:
         self._index_factory = index
         self._index: Optional[NameIndex] = None
         self._cache = cache
@@ -59,6 +62,10 @@ class CompletionEngine:
         self._steps = steps if callable(steps) else tuple(steps)
         #: The loaded profiles' names (for use, unload, -base, -profiles).
         self.profiles = profiles
+        #: The current profile's devices as the steps table names them (for -device).
+        self.devices = devices
+        #: The current profile's device event (kernel) names, sorted (for kernels' regexes).
+        self.kernels = kernels
 
     @property
     def steps(self) -> Sequence[int]:
@@ -108,7 +115,7 @@ class CompletionEngine:
     def _option_names(self, current: str, cmd: Command, used: set[str]) -> list[Candidate]:
         specs = [s for s in O.names_for(cmd.name) if s.name not in used]
         typed = current if current.startswith("-") else "-" + current
-        return [Candidate(s.repl_name, len(current), s.repl_name, s.help)
+        return [Candidate(s.repl_name, len(current), s.repl_name, s.help_for(cmd.name))
                 for s in specs if s.repl_name.startswith(typed)]
 
     def _help_topics(self, current: str) -> list[Candidate]:
@@ -154,9 +161,11 @@ class CompletionEngine:
             _head, item = _split_item(current)
             return self._names(spec, item, cmd)
         if kind == O.DEVICE:
-            return _matching(current, [("all", "every device")])
+            return _matching(current, [(d, "device with events") for d in self.devices()]
+                             + [("all", "every device")])
         if spec.name in ("step", "base_step"):
-            steps = [("-1", "average over the steps each node ran in")]
+            every = cmd.name in O.INTERVAL_COMMANDS
+            steps = [("-1", "every step" if every else "average over the steps each node ran in")]
             steps += [(str(s), "recorded step") for s in self.steps]
             return _matching(current, steps)
         return []
@@ -187,6 +196,10 @@ class CompletionEngine:
         return []
 
     def _names(self, spec: OptionSpec, item: str, cmd: Command) -> list[Candidate]:
+        if cmd.name == "kernels":
+            typed = _unescape(item)
+            return [Candidate(escape_name(n), len(item), n, "kernel")
+                    for n in self.kernels() if n.startswith(typed)][:NAME_LIMIT]
         index = self.index
         if spec.name == "account_type_regexes":
             return _from_sorted(index.account_types, item)
@@ -236,7 +249,25 @@ def engine_for(session: Session) -> CompletionEngine:
         return kept[1]
 
     return CompletionEngine(index, lambda: session.model.steps, lambda: tuple(session.profiles),
-                            cache=False)
+                            cache=False, devices=lambda: _device_names(session.model),
+                            kernels=lambda: _kernel_names(session.model))
+
+
+def _kernel_names(model: Model) -> list[str]:
+    """The model's device event names, sorted; none if its intervals cannot be read."""
+    try:
+        return sorted({e.name for e in model.intervals().devices})
+    except UserError:
+        return []
+
+
+def _device_names(model: Model) -> list[str]:
+    """The model's devices with events; none if its intervals cannot be read (the
+    steps command then says why)."""
+    try:
+        return model.intervals().device_names()
+    except UserError:
+        return []
 
 
 # --------------------------------------------------------------------------
@@ -278,14 +309,26 @@ def _from_sorted(names: SortedNames, item: str) -> list[Candidate]:
 
 
 def _unescape(text: str) -> str:
-    out, escaped = [], False
-    for ch in text:
-        if ch == "\\" and not escaped:
-            escaped = True
+    """The text an escaped name stands for: backslashes dropped, ``\\xHH`` decoded."""
+    out, i = [], 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and i + 1 < len(text):
+            code = text[i + 2:i + 4]
+            if text[i + 1] == "x" and len(code) == 2 and all(c in _HEX for c in code):
+                out.append(chr(int(code, 16)))
+                i += 4
+                continue
+            out.append(text[i + 1])
+            i += 2
             continue
-        escaped = False
-        out.append(ch)
+        if ch != "\\":
+            out.append(ch)
+        i += 1
     return "".join(out)
+
+
+_HEX = set("0123456789abcdefABCDEF")
 
 
 def _paths(typed: str) -> list[tuple[str, str]]:

@@ -19,9 +19,15 @@ from ..model import Frame, Model
 _META = set("\\^$*+?()[]{}|")
 
 
+#: Characters that end a shell word (space) or a regex list item (comma): written as
+#: ``\xHH`` so a completed name stays one item of one word.
+_SEPARATORS = {" ": "\\x20", ",": "\\x2c"}
+
+
 def escape_name(name: str) -> str:
-    """``name`` as a regex that matches it (for the *_regexes options)."""
-    return "".join("\\" + ch if ch in _META else ch for ch in name)
+    """``name`` as a regex that matches it (for the *_regexes options), with no space
+    or comma in it."""
+    return "".join(_SEPARATORS.get(ch) or ("\\" + ch if ch in _META else ch) for ch in name)
 
 
 class SortedNames:

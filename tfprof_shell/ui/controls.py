@@ -30,6 +30,7 @@ def option_controls() -> list[dict[str, Any]]:
         out.append({"name": name, "flag": spec.repl_name, "kind": spec.kind, "help": spec.help,
                     "hint": spec.hint, "choices": choices,
                     "choice_help": dict(spec.choice_help or {}),
+                    "command_help": dict(spec.command_help or {}),
                     "default": format_value(spec, getattr(DEFAULTS, name)),
                     "commands": list(spec.commands)})
     return out

@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     from ..session import Session
 
 #: Commands the browser may run (load/unload name files; quit and ui make no sense there).
-ALLOWED_KINDS = frozenset({commands.VIEW, "advise", "set", "help", "profiles", "use", "steps"})
+ALLOWED_KINDS = frozenset({commands.VIEW, "advise", "set", "help", "profiles", "use", "steps",
+                           "kernels"})
 #: The per-step chart covers at most this many steps.
 STEP_LIMIT = 400
 _NONE = Output("none")

@@ -52,8 +52,8 @@ def host_values(h: HostBreakdown, has: frozenset[str]) -> dict[str, Optional[int
     known = HAS_LAUNCH in has
     out["launch_count"] = h.launch_count if known else None
     out["launch_total"] = us(h.launch_total) if known else None
-    out["launch_delay_mean"] = (us(h.launch_delay_total // h.launch_count)
-                                if known and h.launch_count else None)
+    out["launch_delay_mean"] = (us(h.launch_delay_total // h.launched)
+                                if known and h.launched else None)
     return out
 
 
@@ -92,10 +92,11 @@ def main_device(s: StepBreakdown, has: frozenset[str]) -> Optional[dict[str, Opt
 
 
 def waited_on(s: StepBreakdown, has: frozenset[str]) -> tuple[str, int]:
-    """The largest non-compute category of a step, and its µs ("compute", 0 if none)."""
+    """The largest non-compute category of a step, and its µs; if none took any time,
+    what the step did instead ("compute", or "host ops" without a device) and 0."""
     dev = main_device(s, has)
     host = host_values(s.host, has)
-    best, value = "compute", 0
+    best, value = "compute" if dev is not None else "host ops", 0
     for label, where, key in _WAITS:
         source = dev if where == "device" else host
         if source is None:

@@ -79,8 +79,12 @@ class HostBreakdown:
 
     wall: int = 0
     parts: dict[str, int] = field(default_factory=dict)
+    #: Distinct launching calls (one call may launch several kernels: a CUDA graph,
+    #: an XLA command buffer) and their summed durations.
     launch_count: int = 0
     launch_total: int = 0
+    #: Device events with a known launch, and the sum of their launch delays.
+    launched: int = 0
     launch_delay_total: int = 0
 
 
@@ -178,11 +182,14 @@ def _host_breakdown(mark: StepMark, merged: dict[str, list[Span]],
         h.parts[kind] = length(part)
         left = subtract(left, part)
     h.parts["rest"] = length(left)
+    calls = set()
     for e in devices:
         if e.launch >= 0:
-            h.launch_count += 1
-            h.launch_total += max(e.launch_end - e.launch, 0)
+            calls.add((e.launch, e.launch_end))
+            h.launched += 1
             h.launch_delay_total += max(e.start - e.launch_end, 0)
+    h.launch_count = len(calls)
+    h.launch_total = sum(max(end - start, 0) for start, end in calls)
     return h
 
 
@@ -241,6 +248,7 @@ def average(steps: Sequence[StepBreakdown]) -> StepBreakdown:
     host.parts["rest"] += wall - sum(host.parts.values())  # integer means add up to the wall
     host.launch_count = _mean([s.host.launch_count for s in steps])
     host.launch_total = _mean([s.host.launch_total for s in steps])
+    host.launched = _mean([s.host.launched for s in steps])
     host.launch_delay_total = _mean([s.host.launch_delay_total for s in steps])
     devices: dict[str, DeviceBreakdown] = {}
     names = sorted({d for s in steps for d in s.devices})

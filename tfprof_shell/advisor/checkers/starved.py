@@ -34,7 +34,8 @@ def check(subject: Subject) -> Findings:
                 "apart)." % (100 * share(idle, span)))
         elif share(sum(wait), idle) >= 0.5:  # type: ignore[arg-type]
             slow = max(steps, key=lambda s: s.wall)
-            ops = figures.host_ops_during(slow, "idle: host wait")
+            waits = figures.device_spans(slow, "idle: host wait")
+            ops, lines = figures.host_ops_over(waits), figures.python_lines_over(waits)
             findings.reports.append(
                 "starved device: idle %.0f%% of its span, %.0f%% of that waiting for the "
                 "host to launch the next work (host wait %dus of %dus per step). The host "
@@ -43,7 +44,7 @@ def check(subject: Subject) -> Findings:
                 % (100 * share(idle, span), 100 * share(sum(wait), idle),  # type: ignore
                    sum(wait) // len(devs), span // len(devs),  # type: ignore[arg-type]
                    " In step %d the host ran: %s." % (slow.step, ", ".join(ops))
-                   if ops else ""))
+                   if ops else "") + _lines(lines))
     kernels = sum(s.devices[figures.busiest(s)].kernel_count for s in steps)
     tiny = sum(s.devices[figures.busiest(s)].short_kernels for s in steps)
     if kernels / len(steps) >= TINY_COUNT and share(tiny, kernels) >= TINY_SHARE:
@@ -53,6 +54,10 @@ def check(subject: Subject) -> Findings:
             "or batch more work per kernel; see the kernels command."
             % (kernels // len(steps), 100 * share(tiny, kernels)))
     return findings
+
+
+def _lines(lines: list[str]) -> str:
+    return " Your Python lines meanwhile: %s." % ", ".join(lines) if lines else ""
 
 
 CHECKER = Checker(NAME, check)

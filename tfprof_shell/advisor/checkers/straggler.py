@@ -51,12 +51,13 @@ def check(subject: Subject) -> Findings:
         waits = [waited_on(s, fig.result.has) for s in mine]
         what = max(set(w for w, _ in waits), key=lambda w: sum(v for x, v in waits if x == w))
         value = sum(v for w, v in waits if w == what) // len(mine)
+        where = ("its largest non-compute time there is %s (%dus per step)" % (what, value)
+                 if value else "it spends that time in %s, waiting on nothing" % what)
         findings.reports.append(
             "straggler: %s is the slowest profile in %d of %d steps, %.0f%% slower than the "
-            "median of the others on average; its largest non-compute time there is %s "
-            "(%dus per step). See steps -profiles all."
+            "median of the others on average; %s. See steps -profiles all."
             % (name, len(steps), len(walls), 100 * sum(r for _, r in steps) / len(steps),
-               what, value))
+               where))
     return findings
 
 

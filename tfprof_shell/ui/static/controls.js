@@ -49,6 +49,6 @@ export function buildControls(node, app, setLine) {
       input.value = value;
     }
     return el("div", {class: "control" + (typed !== undefined ? " typed" : "")},
-      el("label", {for: id, title: o.help, text: o.flag}), input);
+      el("label", {for: id, title: o.command_help[cmd] || o.help, text: o.flag}), input);
   }));
 }
