@@ -7,45 +7,30 @@ e.g. ``.venv-jax/bin/python -m pytest -m jax``.
 from __future__ import annotations
 
 import glob
-import json
 import os
 import re
-import subprocess
-import sys
 
 import pytest
 
-from conftest import ROOT, needs  # noqa: E402
+from conftest import needs  # noqa: E402
 
 needs("jax")
 pytestmark = pytest.mark.jax
 
 from tfprof_shell.load.record_dir import list_profiles  # noqa: E402
-from tfprof_shell.record import layout  # noqa: E402
 
-SCRIPTS = os.path.join(ROOT, "tests", "record_scripts")
+import record_helpers  # noqa: E402
+from record_helpers import (DEFAULT_OPTIONS, only_process, record_env,  # noqa: E402
+                            three_complete_steps)
 
 
 def _env():
-    env = {k: v for k, v in os.environ.items() if k not in ("TFPROF_RECORD",)}
-    env["PYTHONPATH"] = ROOT
-    return env
+    return record_env()
 
 
-def record(tmp_path, script, *args, options=("--warmup", "3", "--max_steps", "3")):
+def record(tmp_path, script, *args, options=DEFAULT_OPTIONS):
     """Record ``script`` into tmp_path/rec; (completed process, output folder, manifest)."""
-    out = tmp_path / "rec"
-    argv = ([sys.executable, "-m", "tfprof_shell", "record", "-o", str(out)] + list(options)
-            + ["--", sys.executable, os.path.join(SCRIPTS, script)] + [str(a) for a in args])
-    run = subprocess.run(argv, cwd=str(tmp_path), env=_env(), capture_output=True, text=True,
-                         timeout=300)
-    doc = json.loads((out / layout.MANIFEST).read_text())
-    return run, str(out), doc
-
-
-def only_process(doc):
-    assert len(doc["processes"]) == 1, doc["processes"]
-    return doc["processes"][0]
+    return record_helpers.record(tmp_path, script, *args, env=_env(), options=options)
 
 
 def programs_in_step(tfprof, out, step):
@@ -65,10 +50,7 @@ def test_jitted_loop(tmp_path, tfprof):
     run, out, doc = record(tmp_path, "jax_loop.py", 12)
     assert run.returncode == 4, run.stderr
     assert re.fullmatch(r"final loss \d+\.\d+, last score -?\d+\.\d+\n", run.stdout)
-    assert run.stderr.splitlines()[-1].startswith("tfprof record: recorded 3 steps in 1 process")
-    proc = only_process(doc)
-    assert (proc["kind"], proc["route"], proc["steps"], proc["status"]) == \
-        ("jax", "jax.jit", [3, 4, 5], "complete")
+    proc = three_complete_steps(run, doc, "jax", "jax.jit")
     assert doc["exit_code"] == 4 and "jax" in proc["frameworks"]
     assert glob.glob(os.path.join(out, proc["folder"], "plugins", "profile", "*", "*.xplane.pb"))
     (profile,) = list_profiles(out)

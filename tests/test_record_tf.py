@@ -12,12 +12,11 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
 
-from conftest import ROOT, needs  # noqa: E402
+from conftest import needs  # noqa: E402
 
 needs("tensorflow")
 pytestmark = pytest.mark.tensorflow
@@ -25,33 +24,18 @@ pytestmark = pytest.mark.tensorflow
 from tfprof_shell.load.record_dir import list_profiles  # noqa: E402
 from tfprof_shell.record import layout  # noqa: E402
 
-SCRIPTS = os.path.join(ROOT, "tests", "record_scripts")
+import record_helpers  # noqa: E402
+from record_helpers import (DEFAULT_OPTIONS, SCRIPTS, only_process,  # noqa: E402
+                            record_argv, record_env, three_complete_steps)
 
 
 def _env():
-    env = {k: v for k, v in os.environ.items() if k not in ("TFPROF_RECORD",)}
-    env["PYTHONPATH"] = ROOT
-    env["TF_CPP_MIN_LOG_LEVEL"] = "2"
-    return env
+    return record_env(TF_CPP_MIN_LOG_LEVEL="2")
 
 
-def record_argv(out, options, script, *args):
-    return ([sys.executable, "-m", "tfprof_shell", "record", "-o", str(out)] + list(options)
-            + ["--", sys.executable, os.path.join(SCRIPTS, script)] + [str(a) for a in args])
-
-
-def record(tmp_path, script, *args, options=("--warmup", "3", "--max_steps", "3")):
+def record(tmp_path, script, *args, options=DEFAULT_OPTIONS):
     """Record ``script`` into tmp_path/rec; (completed process, output folder, manifest)."""
-    out = tmp_path / "rec"
-    run = subprocess.run(record_argv(out, options, script, *args), cwd=str(tmp_path), env=_env(),
-                         capture_output=True, text=True, timeout=300)
-    doc = json.loads((out / layout.MANIFEST).read_text())
-    return run, str(out), doc
-
-
-def only_process(doc):
-    assert len(doc["processes"]) == 1, doc["processes"]
-    return doc["processes"][0]
+    return record_helpers.record(tmp_path, script, *args, env=_env(), options=options)
 
 
 def test_tf1_session_loop(tmp_path, tfprof):
@@ -60,10 +44,7 @@ def test_tf1_session_loop(tmp_path, tfprof):
     assert run.returncode == 3, run.stderr
     assert run.stdout.splitlines()[0].startswith("final loss ")
     assert len(run.stdout.splitlines()) == 1
-    assert run.stderr.splitlines()[-1].startswith("tfprof record: recorded 3 steps in 1 process")
-    proc = only_process(doc)
-    assert (proc["kind"], proc["route"], proc["steps"], proc["status"]) == \
-        ("tf1", "Session.run", [3, 4, 5], "complete")
+    proc = three_complete_steps(run, doc, "tf1", "Session.run")
     assert doc["exit_code"] == 3
     assert sorted(os.listdir(os.path.join(out, proc["folder"]))) == [
         "graph.pb", "op_log", "process.json", "run_meta_3", "run_meta_4", "run_meta_5"]

@@ -25,35 +25,18 @@ pytestmark = pytest.mark.torch
 from tfprof_shell.load.record_dir import list_profiles  # noqa: E402
 from tfprof_shell.record import layout  # noqa: E402
 
-SCRIPTS = os.path.join(ROOT, "tests", "record_scripts")
-# What PyTorch's own profiler prints on stderr when it starts and stops.
-KINETO_LINE = re.compile(r"^(USDT:|\[W|WARNING:|STAGE:)")
+import record_helpers  # noqa: E402
+from record_helpers import (DEFAULT_OPTIONS, only_process, record_argv,  # noqa: E402
+                            record_env, three_complete_steps)
 
 
 def _env():
-    env = {k: v for k, v in os.environ.items() if k not in ("TFPROF_RECORD",)}
-    env["PYTHONPATH"] = ROOT
-    env["PYTHONWARNINGS"] = "ignore"
-    return env
+    return record_env(PYTHONWARNINGS="ignore")
 
 
-def record_argv(out, options, script, *args):
-    return ([sys.executable, "-m", "tfprof_shell", "record", "-o", str(out)] + list(options)
-            + ["--", sys.executable, os.path.join(SCRIPTS, script)] + [str(a) for a in args])
-
-
-def record(tmp_path, script, *args, options=("--warmup", "3", "--max_steps", "3")):
+def record(tmp_path, script, *args, options=DEFAULT_OPTIONS):
     """Record ``script`` into tmp_path/rec; (completed process, output folder, manifest)."""
-    out = tmp_path / "rec"
-    run = subprocess.run(record_argv(out, options, script, *args), cwd=str(tmp_path), env=_env(),
-                         capture_output=True, text=True, timeout=300)
-    doc = json.loads((out / layout.MANIFEST).read_text())
-    return run, str(out), doc
-
-
-def only_process(doc):
-    assert len(doc["processes"]) == 1, doc["processes"]
-    return doc["processes"][0]
+    return record_helpers.record(tmp_path, script, *args, env=_env(), options=options)
 
 
 def occurrences(tfprof, out, op_type, step):
@@ -71,10 +54,7 @@ def test_plain_loop(tmp_path, tfprof):
     run, out, doc = record(tmp_path, "torch_loop.py", 12)
     assert run.returncode == 3, run.stderr
     assert re.fullmatch(r"final loss \d+\.\d+\n", run.stdout)
-    assert run.stderr.splitlines()[-1].startswith("tfprof record: recorded 3 steps in 1 process")
-    proc = only_process(doc)
-    assert (proc["kind"], proc["route"], proc["steps"], proc["status"]) == \
-        ("torch", "optimizer", [3, 4, 5], "complete")
+    proc = three_complete_steps(run, doc, "torch", "optimizer")
     assert doc["exit_code"] == 3 and proc["frameworks"]["torch"].startswith("2.")
     names = sorted(os.listdir(os.path.join(out, proc["folder"])))
     assert len(names) == 2 and names[0] == layout.PROCESS

@@ -9,12 +9,8 @@ as step N) spans from its call to the next call of the step, closed only
 once that call's inputs, the step's results, are ready; it opens only once
 its own inputs are ready, so earlier steps still running stay out of it.
 
-One ``jax.profiler.start_trace``/``stop_trace`` session covers the traced
-steps; it writes ``plugins/profile/<run>/<host>.xplane.pb`` into a staging
-folder whose run is then moved into the process folder. The Python tracer is
-on only with ``--python_tracer``. ``jax.profiler.start_trace`` is wrapped: if
-the program starts its own trace, ours is saved and stops first; while the
-program's runs, ours does not start.
+One ``jax.profiler.start_trace``/``stop_trace`` session (:mod:`.jax_session`)
+covers the traced steps.
 """
 
 from __future__ import annotations
@@ -25,9 +21,10 @@ import types
 from typing import Any, Callable, Optional
 
 from . import layout
+from .jax_session import JaxSession
+from .marked_steps import MarkedSteps
 from .process import ProcessRecording
-from .sigterm import SigtermSave
-from .steps import Dominant, StepPlan
+from .steps import Dominant
 
 ROUTE = "jax.jit"
 
@@ -72,41 +69,25 @@ class JitProxy:
         return self._jitted
 
 
-class JaxRecorder:
+class JaxRecorder(MarkedSteps):
     """Counts jitted calls, marks the traced steps, runs the profiler session."""
 
+    kind = layout.KIND_JAX
+    failure_label = "JAX step detection"
+    session: JaxSession
+
     def __init__(self, recording: ProcessRecording) -> None:
-        self.recording = recording
-        self.plan = StepPlan(recording.settings)
+        super().__init__(recording, JaxSession(recording))
+        self.session.on_give_way = self.finish_marker
         self.functions = Dominant()
-        self.marker: Any = None
-        self.marker_step = -1
         self.last_out: Any = None
-        self.active = False
-        self.used = False
-        self.done = False
-        self.main_thread = threading.main_thread().ident
-        self.sigterm = SigtermSave(recording)
         self.top_level: Callable[[], bool] = lambda: True
-        self._start: Any = None
-        self._stop: Any = None
-        self._other_running: Callable[[], bool] = lambda: False
-        recording.finishers.append(self.stop)
         recording.counters.append(lambda: max([0] + list(self.functions.counts.values())))
 
     def watching(self) -> bool:
         """Whether a call now is a top-level call to count."""
         return (not self.done and threading.get_ident() == self.main_thread
                 and self.top_level())
-
-    def guard(self, fn: Callable, *args: Any) -> Any:
-        """Run one of our steps; an internal error stops recording and returns None."""
-        try:
-            return fn(*args)
-        except Exception as exc:
-            self.done = True
-            self.recording.fail("JAX step detection", exc)
-            return None
 
     # -- the state machine ---------------------------------------------------
     def called(self, proxy: JitProxy, args: tuple, kwargs: dict) -> bool:
@@ -121,52 +102,38 @@ class JaxRecorder:
             if last:
                 self.stop("complete")
                 return False
-        if not self.begin(step, args, kwargs):
+        if self.done or not self.plan.wants(step):
+            return False
+        self._block(args, kwargs)  # earlier steps still running would count in this one
+        if not self.begin(ROUTE, step):
             return False
         self.functions.lock(id(proxy))
         return True
 
-    def begin(self, step: int, args: tuple, kwargs: dict) -> bool:
-        if self.done or not self.plan.wants(step):
-            return False
-        self._block(args, kwargs)  # earlier steps still running would count in this one
-        if not self.recording.claim(layout.KIND_JAX, ROUTE):
-            return False
-        if not self.active and not self.start():
-            if self.used:
-                self.done = True
-            else:
-                self.recording.note("waited for the program's own profiler to stop")
-                self.plan.warmup = step + 1
-            return False
+    # -- the marked-step lifecycle's JAX parts -----------------------------------
+    def open_marker(self, step: int) -> Any:
         import jax
 
         marker = jax.profiler.StepTraceAnnotation("train", step_num=step)
         marker.__enter__()
-        self.marker, self.marker_step = marker, step
-        return True
+        return marker
 
     def close_marker(self) -> bool:
-        marker, self.marker = self.marker, None
-        if marker is None:
+        if not super().close_marker():
             return False
-        marker.__exit__(None, None, None)
         self.last_out = None
-        self.recording.steps.append(self.marker_step)
         return True
 
-    def stop(self, status: str) -> None:
-        """Close the open marker (its results waited for) and save the session."""
-        with self.recording.lock:
-            self.done = True
-            if self.marker is not None:
-                self._block(self.last_out, None)
-                self.close_marker()
-            if self.active:
-                self.save()
-                if self.recording.status == "recording":
-                    self.recording.status = status
-                self.recording.save()
+    def before_stop(self) -> bool:
+        if self.marker is not None:
+            self._block(self.last_out, None)  # the open step ends once its results are ready
+        return True
+
+    def finish_marker(self) -> None:
+        """Giving way to the program's trace: close the open step (its results ready), stop."""
+        self.done = True
+        self.before_stop()
+        self.close_marker()
 
     @staticmethod
     def _block(args: Any, kwargs: Any) -> None:
@@ -177,54 +144,15 @@ class JaxRecorder:
         except Exception:  # donated or deleted buffers: nothing more to wait for
             pass
 
-    # -- the profiler session ---------------------------------------------------
-    def start(self) -> bool:
-        """Start the trace (once per process); False while the program's own runs."""
-        if self.used or self._other_running():
-            return False
-        import jax
-
-        options = jax.profiler.ProfileOptions()
-        options.python_tracer_level = 1 if self.recording.settings.python_tracer else 0
-        self.used = True
-        with self.recording.timed():
-            self._start(self.recording.staging(), profiler_options=options)
-        self.active = True
-        self.sigterm.catch()
-        return True
-
-    def save(self) -> None:
-        """Stop the trace and move its run into the process folder."""
-        if not self.active:
-            return
-        self.active = False
-        self.sigterm.release()
-        with self.recording.timed():
-            self._stop()
-        self.recording.adopt_runs(self.recording.staging())
-
-    def give_way(self) -> None:
-        """The program starts its own trace: save ours (what it traced so far) and stop."""
-        self.recording.note("gave way to the program's own profiler")
-        if self.recording.status == "recording":
-            self.recording.status = "gave way"
-        self.done = True
-        if self.marker is not None:
-            self._block(self.last_out, None)
-            self.close_marker()
-        self.save()
-
     # -- patches -----------------------------------------------------------------
     def install(self) -> None:
         """Wrap ``jax.jit`` and ``jax.profiler.start_trace``."""
         import jax
         from jax._src import core
-        from jax._src import profiler as jax_profiler
 
         _hide_from_jax(__file__)
         self.top_level = core.trace_ctx.is_top_level
-        self._start, self._stop = jax_profiler.start_trace, jax_profiler.stop_trace
-        self._other_running = lambda: jax_profiler._profile_state.profile_session is not None
+        self.session.install()
         rec = self
         jit = jax.jit
 
@@ -232,20 +160,7 @@ class JaxRecorder:
         def tfprof_record_jit(*args: Any, **kwargs: Any) -> Any:
             return _proxied(jit(*args, **kwargs), rec)
 
-        start = self._start
-
-        @functools.wraps(start)
-        def start_trace(*args: Any, **kwargs: Any) -> Any:
-            if rec.active:
-                try:
-                    rec.give_way()
-                except Exception as exc:
-                    rec.recording.fail("giving way to jax.profiler.start_trace", exc)
-            return start(*args, **kwargs)
-
         jax.jit = tfprof_record_jit
-        jax_profiler.start_trace = start_trace
-        jax.profiler.start_trace = start_trace
 
 
 def _hide_from_jax(path: str) -> None:

@@ -21,10 +21,9 @@ from __future__ import annotations
 import functools
 import shutil
 import sys
-from typing import Any, Callable, Optional
+from typing import Any
 
-from .process import ProcessRecording
-from .sigterm import SigtermSave
+from .own_session import OwnSession
 
 
 class Level:
@@ -51,19 +50,8 @@ def options(python_tracer: bool) -> dict[str, Any]:
             "python_tracer_level": Level(1 if python_tracer else 0)}
 
 
-class Session:
+class Session(OwnSession):
     """Our one profiler session: start, save, and the wrapped ``start`` that gives way."""
-
-    def __init__(self, recording: ProcessRecording) -> None:
-        self.recording = recording
-        self.session: Any = None
-        self.used = False
-        self.on_give_way: Optional[Callable[[], None]] = None
-        self.sigterm = SigtermSave(recording)
-
-    @property
-    def active(self) -> bool:
-        return self.session is not None
 
     def other_active(self) -> bool:
         """Whether the program's own profiler (``tf.profiler.experimental.start``) is running."""
@@ -83,16 +71,15 @@ class Session:
                 session.start(self.recording.staging(), options(self.recording.settings.python_tracer))
         except Exception:  # another session (e.g. a profiler server's) holds the profiler
             return False
-        self.session, self.used = session, True
-        self.sigterm.catch()
+        self.used = True
+        self._running(session)
         return True
 
     def save(self) -> None:
         """Stop the session and move its .xplane.pb run directory into the process folder."""
-        session, self.session = self.session, None
+        session = self._take()
         if session is None:
             return
-        self.sigterm.release()
         staging = self.recording.staging()
         try:
             with self.recording.timed():
@@ -111,22 +98,9 @@ class Session:
 
         @functools.wraps(original)
         def start(logdir, options=None):
-            if ours.active:
-                try:
-                    ours.give_way()
-                except Exception as exc:
-                    ours.recording.fail("giving way to tf.profiler.experimental.start", exc)
+            ours.give_way_to("tf.profiler.experimental.start")
             return original(logdir, options)
 
         for name, module in list(sys.modules.items()):
             if name.startswith("tensorflow") and getattr(module, "start", None) is original:
                 setattr(module, "start", start)
-
-    def give_way(self) -> None:
-        """The program starts its own profiler: save ours (what it traced so far) and stop."""
-        self.recording.note("gave way to the program's own profiler")
-        if self.recording.status == "recording":
-            self.recording.status = "gave way"
-        if self.on_give_way is not None:
-            self.on_give_way()
-        self.save()

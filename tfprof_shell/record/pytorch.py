@@ -22,24 +22,26 @@ program imports it, the optimizer hook is re-registered behind
 from __future__ import annotations
 
 import sys
-import threading
 from typing import Any, Optional
 
 from . import layout
+from .marked_steps import MarkedSteps
 from .process import ProcessRecording
 from .pytorch_session import TorchSession
-from .steps import Dominant, StepPlan
+from .steps import Dominant
 
 OPTIMIZER, MODULE = "optimizer", "nn.Module"
 
 
-class TorchRecorder:
+class TorchRecorder(MarkedSteps):
     """Step markers and the profiler, driven by optimizer updates or top-level module calls."""
 
+    kind = layout.KIND_TORCH
+    failure_label = "PyTorch step detection"
+    session: TorchSession
+
     def __init__(self, recording: ProcessRecording) -> None:
-        self.recording = recording
-        self.plan = StepPlan(recording.settings)
-        self.session = TorchSession(recording)
+        super().__init__(recording, TorchSession(recording))
         self.session.on_give_way = self.abandon_marker
         self.updates = Dominant()
         self.training = False
@@ -47,23 +49,14 @@ class TorchRecorder:
         self.module_sizes: dict[int, int] = {}
         self.largest: Optional[int] = None
         self.largest_size = -1
-        self.marker: Any = None
-        self.marker_step = -1
-        self.done = False
-        self.inner = False
-        self.main_thread = threading.main_thread().ident
         self._hook_handle: Any = None
         self._module_call: Any = None
         self.grad_enabled: Any = lambda: True
-        recording.finishers.append(self.stop)
         recording.counters.append(lambda: max([0] + list(self.updates.counts.values())
                                               + list(self.module_calls.values())))
 
-    # -- the state machine ---------------------------------------------------
-    def begin(self, route: str, step: int) -> bool:
-        """Step ``step`` of ``route`` starts: open its marker if it is one to trace."""
-        if self.done or self.marker is not None or not self.plan.wants(step):
-            return False
+    # -- the marked-step lifecycle's PyTorch parts -------------------------------
+    def may_begin(self, route: str, step: int) -> bool:
         if in_dataloader_worker():
             self.done = True
             return False
@@ -71,36 +64,19 @@ class TorchRecorder:
             rank = distributed_rank()
             if rank is not None:
                 self.recording.set_rank(rank)
-        if not self.recording.claim(layout.KIND_TORCH, route):
-            return False
-        if not self.session.active and not self.session.start():
-            if self.session.used:
-                self.done = True
-            else:  # the program's own profiler runs: try again from the next step
-                self.recording.note("waited for the program's own profiler to stop")
-                self.plan.warmup = step + 1
-            return False
+        return True
+
+    def open_marker(self, step: int) -> Any:
         import torch
 
         marker = torch.autograd.profiler.record_function("ProfilerStep#%d" % step)
         marker.__enter__()
-        self.marker, self.marker_step = marker, step
-        return True
+        return marker
 
-    def end(self) -> None:
-        """The marked step ends; after the last one, save the trace."""
-        step = self.marker_step
-        if not self.close_marker():
-            return
-        if step >= self.plan.last():
-            self.stop("complete")
-
-    def close_marker(self) -> bool:
-        marker, self.marker = self.marker, None
-        if marker is None:
+    def before_stop(self) -> bool:
+        if in_dataloader_worker():  # a worker records nothing, and says nothing at exit
+            self.recording.silent = True
             return False
-        marker.__exit__(None, None, None)
-        self.recording.steps.append(self.marker_step)
         return True
 
     def abandon_marker(self) -> None:
@@ -110,33 +86,10 @@ class TorchRecorder:
             marker.__exit__(None, None, None)
         self.done = True
 
-    def stop(self, status: str) -> None:
-        """Close the open marker and save the trace (at the end, at exit, on SIGTERM)."""
-        with self.recording.lock:
-            self.done = True
-            if in_dataloader_worker():
-                self.recording.silent = True
-                return
-            self.close_marker()
-            if self.session.active:
-                self.session.save()
-                if self.recording.status == "recording":
-                    self.recording.status = status
-                self.recording.save()
-
-    def guard(self, fn: Any, *args: Any) -> Any:
-        """Run one of our steps; an internal error stops recording and returns None."""
-        try:
-            return fn(*args)
-        except Exception as exc:
-            self.done = True
-            self.recording.fail("PyTorch step detection", exc)
-            return None
-
     # -- training: optimizer updates --------------------------------------------
     def optimizer_stepped(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         """The global optimizer post hook: one update of ``optimizer`` has ended."""
-        if self.done or self.inner or threading.get_ident() != self.main_thread:
+        if self.busy():
             return
         self.guard(self._update_done, optimizer)
 
@@ -191,7 +144,7 @@ class TorchRecorder:
         rec = self
 
         def tfprof_record_module_call(module: Any, *args: Any, **kwargs: Any) -> Any:
-            if rec.inner or rec.done or threading.get_ident() != rec.main_thread:
+            if rec.busy():
                 return module_call(module, *args, **kwargs)
             rec.inner = True
             try:

@@ -20,29 +20,21 @@ import functools
 import os
 import shutil
 import time
-from typing import Any, Callable, Optional
+from typing import Any
 
 from . import layout
+from .own_session import OwnSession
 from .process import ProcessRecording
-from .sigterm import SigtermSave
 
 
-class TorchSession:
+class TorchSession(OwnSession):
     """Our one ``torch.profiler.profile``: start, save, and giving way to the program's."""
 
     def __init__(self, recording: ProcessRecording) -> None:
-        self.recording = recording
-        self.profiler: Any = None
-        self.used = False
-        self.on_give_way: Optional[Callable[[], None]] = None
-        self.sigterm = SigtermSave(recording)
+        super().__init__(recording)
         #: ids of the program's own profilers that are prepared or running.
         self.others: set[int] = set()
         self._starting = False
-
-    @property
-    def active(self) -> bool:
-        return self.profiler is not None
 
     def start(self) -> bool:
         """Start profiling (once per process); False while the program's own profiler runs."""
@@ -65,16 +57,14 @@ class TorchSession:
                 profiler.start()
         finally:
             self._starting = False
-        self.profiler = profiler
-        self.sigterm.catch()
+        self._running(profiler)
         return True
 
     def save(self) -> None:
         """Stop profiling and write the trace into the process folder."""
-        profiler, self.profiler = self.profiler, None
+        profiler = self._take()
         if profiler is None:
             return
-        self.sigterm.release()
         rec = self.recording
         with rec.timed():
             profiler.stop()
@@ -86,15 +76,6 @@ class TorchSession:
                 os.replace(os.path.join(staging, name), rec.path(name))
             finally:
                 shutil.rmtree(staging, ignore_errors=True)
-
-    def give_way(self) -> None:
-        """The program starts its own profiler: save ours (what it traced so far) and stop."""
-        self.recording.note("gave way to the program's own profiler")
-        if self.recording.status == "recording":
-            self.recording.status = "gave way"
-        if self.on_give_way is not None:
-            self.on_give_way()
-        self.save()
 
     def install(self) -> None:
         """Watch every profiler the program prepares and ends."""
@@ -108,11 +89,7 @@ class TorchSession:
         def _prepare_trace(profile: Any, *args: Any, **kwargs: Any) -> Any:
             if not ours._starting:
                 ours.others.add(id(profile))
-                if ours.active:
-                    try:
-                        ours.give_way()
-                    except Exception as exc:
-                        ours.recording.fail("giving way to the program's profiler", exc)
+                ours.give_way_to("the program's profiler")
             return prepare(profile, *args, **kwargs)
 
         @functools.wraps(exit_)

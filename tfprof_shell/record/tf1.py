@@ -16,6 +16,7 @@ import threading
 from typing import Any, Callable, NamedTuple, Optional
 
 from . import layout
+from .marked_steps import Guarded
 from .oplog import build_op_log
 from .process import ProcessRecording
 from .session_run import SessionRunPatch, TracedCall, full_trace
@@ -75,8 +76,10 @@ def fed_shapes(feed_dict: Any) -> dict[str, list]:
     return shapes
 
 
-class SessionRecorder:
+class SessionRecorder(Guarded):
     """Counts ``Session.run`` calls and traces the chosen training steps."""
+
+    failure_label = "Session.run"
 
     def __init__(self, recording: ProcessRecording, other_profiler_active: Callable[[], bool]):
         self.recording = recording
@@ -91,15 +94,6 @@ class SessionRecorder:
     def install(self) -> None:
         """Patch ``BaseSession.run`` and ``BaseSession.make_callable``."""
         SessionRunPatch(self, callables=True).install()
-
-    def guard(self, fn: Callable, *args: Any) -> Any:
-        """Run one of our steps; an internal error stops recording and returns None."""
-        try:
-            return fn(*args)
-        except Exception as exc:
-            self.done = True
-            self.recording.fail("Session.run", exc)
-            return None
 
     def wanted(self) -> bool:
         """Whether calls are still counted: recording goes on, and this is the main thread."""

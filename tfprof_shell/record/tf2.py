@@ -19,103 +19,46 @@ loader reads as step n.
 from __future__ import annotations
 
 import functools
-import threading
 from typing import Any, Callable, Optional
 
 from . import layout
+from .marked_steps import MarkedSteps
 from .process import ProcessRecording
 from .profiler_session import Session
-from .steps import Dominant, StepPlan
+from .steps import Dominant
 
 FIT, FUNCTION, OPTIMIZER = "keras fit", "tf.function", "optimizer"
 
 
-class Tf2Recorder:
+class Tf2Recorder(MarkedSteps):
     """Step markers and the profiler session, driven by whichever route finds the steps."""
 
+    kind = layout.KIND_TF2
+    failure_label = "TF2 step detection"
+    session: Session
+
     def __init__(self, recording: ProcessRecording) -> None:
-        self.recording = recording
-        self.plan = StepPlan(recording.settings)
-        self.session = Session(recording)
+        super().__init__(recording, Session(recording))
         self.session.on_give_way = self.close_marker
         self.functions = Dominant()
         self.updates = Dominant()
         self.updates_seen = False
         self.fit_batches = 0
-        self.marker: Any = None
-        self.marker_step = -1
-        self.done = False
-        self.local = threading.local()
-        self.main_thread = threading.main_thread().ident
         self.executing_eagerly: Callable[[], bool] = lambda: False
-        recording.finishers.append(self.stop)
         recording.counters.append(lambda: max([self.fit_batches]
                                               + list(self.functions.counts.values())
                                               + list(self.updates.counts.values())))
 
-    # -- the state machine ---------------------------------------------------
-    def begin(self, route: str, step: int) -> bool:
-        """Step ``step`` of ``route`` starts: open its marker if it is one to trace."""
-        if self.done or self.marker is not None or not self.plan.wants(step):
-            return False
-        if route == FUNCTION and self.updates_seen:
-            return False  # eager updates delimit this program's steps
-        if not self.recording.claim(layout.KIND_TF2, route):
-            return False
-        if not self.session.active and not self.session.start():
-            if self.session.used:
-                self.done = True
-            else:  # the program's own profiler runs: try again from the next step
-                self.recording.note("waited for the program's own profiler to stop")
-                self.plan.warmup = step + 1
-            return False
+    # -- the marked-step lifecycle's TF2 parts --------------------------------
+    def may_begin(self, route: str, step: int) -> bool:
+        return not (route == FUNCTION and self.updates_seen)  # eager updates delimit the steps
+
+    def open_marker(self, step: int) -> Any:
         from tensorflow.python.profiler.trace import Trace
 
         marker = Trace("train", step_num=step, _r=1)
         marker.__enter__()
-        self.marker, self.marker_step = marker, step
-        return True
-
-    def end(self) -> None:
-        """The marked step ends; after the last one, save the profile."""
-        step = self.marker_step
-        if not self.close_marker():
-            return
-        if step >= self.plan.last():
-            self.stop("complete")
-
-    def close_marker(self) -> bool:
-        marker, self.marker = self.marker, None
-        if marker is None:
-            return False
-        marker.__exit__(None, None, None)
-        self.recording.steps.append(self.marker_step)
-        return True
-
-    def stop(self, status: str) -> None:
-        """Close the open marker and save the session (at the end, at exit, on SIGTERM)."""
-        with self.recording.lock:
-            self.done = True
-            self.close_marker()
-            if self.session.active:
-                self.session.save()
-                if self.recording.status == "recording":
-                    self.recording.status = status
-                self.recording.save()
-
-    def guard(self, fn: Callable, *args: Any) -> Any:
-        """Run one of our steps; an internal error stops recording and returns None."""
-        try:
-            return fn(*args)
-        except Exception as exc:
-            self.done = True
-            self.recording.fail("TF2 step detection", exc)
-            return None
-
-    def busy(self) -> bool:
-        """Whether this call should pass through uncounted (nested, another thread, finished)."""
-        return (self.done or getattr(self.local, "busy", False)
-                or threading.get_ident() != self.main_thread)
+        return marker
 
     # -- custom tf.function loops ---------------------------------------------
     def function_called(self, function: Any) -> bool:
@@ -165,7 +108,7 @@ class Tf2Recorder:
         def tfprof_record_tf_function(function, *args, **kwargs):
             if rec.busy():
                 return function_call(function, *args, **kwargs)
-            rec.local.busy = True
+            rec.inner = True
             try:
                 opened = rec.guard(rec.function_called, function)
                 try:
@@ -174,7 +117,7 @@ class Tf2Recorder:
                     if opened:
                         rec.guard(rec.end)
             finally:
-                rec.local.busy = False
+                rec.inner = False
 
         polymorphic_function.Function.__call__ = tfprof_record_tf_function
         self.wrap_update(v1_optimizer.Optimizer, "apply_gradients")
@@ -199,11 +142,11 @@ class Tf2Recorder:
             added = rec.guard(with_callback, rec, args, kwargs)
             if added is not None:
                 args, kwargs = added
-            rec.local.busy = True
+            rec.inner = True
             try:
                 return fit(model, *args, **kwargs)
             finally:
-                rec.local.busy = False
+                rec.inner = False
                 rec.guard(rec.fit_ended)
 
         trainer.TensorFlowTrainer.fit = tfprof_record_fit
@@ -217,11 +160,11 @@ class Tf2Recorder:
         def tfprof_record_update(optimizer, *args, **kwargs):
             if rec.busy():
                 return original(optimizer, *args, **kwargs)
-            rec.local.busy = True
+            rec.inner = True
             try:
                 result = original(optimizer, *args, **kwargs)
             finally:
-                rec.local.busy = False
+                rec.inner = False
             rec.guard(rec.update_done, optimizer)
             return result
 
