@@ -22,7 +22,6 @@ Two producers are understood:
 from __future__ import annotations
 
 import gzip
-import json
 import re
 import zlib
 from bisect import bisect_right
@@ -32,6 +31,7 @@ from typing import Any, Optional, Sequence
 from ..errors import LoadError
 from ..model import Frame, Model, Source
 from .files import read_bytes
+from .json_doc import parse_json
 from .records import CPU_DEVICE, GPU_DEVICE, GPU_STREAM_ALL, StatRecord, add_exec, node_for
 from .runmeta import add_run_metadata
 from .torch_intervals import TorchIntervals, keep_events
@@ -55,7 +55,7 @@ def read_trace_events(path: str, entry: str = "") -> list[dict[str, Any]]:
         except (OSError, EOFError, zlib.error):
             raise LoadError("%s: gzip data does not decompress" % where) from None
     try:
-        doc = json.loads(data)
+        doc = parse_json(data)
     except (ValueError, RecursionError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise LoadError("%s: not valid JSON: %s" % (where, first)) from None
