@@ -43,6 +43,7 @@ _TORCH_CPU = ("cpu_op", "operator")
 _TORCH_DEVICE = ("kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset")
 _TORCH_SCOPES = ("user_annotation", "python_function")
 _TORCH_PY_FRAME = re.compile(r"(.+)\((\d+)\): (.+)")
+_UNPARSED = object()
 
 
 def read_trace_events(path: str, entry: str = "") -> list[dict[str, Any]]:
@@ -239,12 +240,17 @@ def _torch_traces(events: Sequence[dict[str, Any]]) -> dict[tuple[float, str], l
     """(start, op type) of each cpu op -> the Python frames open around it on its thread,
     outermost first (empty without ``python_function`` events)."""
     threads: dict[Any, list[tuple[float, int, float, Any]]] = {}
+    # A trace repeats the same few hundred frames: each name is parsed once.
+    frames: dict[str, Optional[Frame]] = {}
     for ev in events:
         if ev.get("ph") != "X":
             continue
         cat = ev.get("cat")
         if cat == "python_function":
-            frame = _torch_frame(ev)
+            name = str(ev.get("name", ""))
+            frame = frames.get(name, _UNPARSED)
+            if frame is _UNPARSED:
+                frame = frames[name] = _torch_frame(ev)
             if frame is None:
                 continue
             kind, what = 0, frame
@@ -260,14 +266,17 @@ def _torch_traces(events: Sequence[dict[str, Any]]) -> dict[tuple[float, str], l
         if not any(kind == 0 for _, kind, _, _ in items):
             continue
         items.sort(key=lambda it: (it[0], it[1], -it[2]))
-        stack: list[tuple[float, Frame]] = []
+        ends: list[float] = []  # the open frames: their ends, and the frames
+        open_frames: list[Frame] = []
         for start, kind, end, what in items:
-            while stack and stack[-1][0] <= start:
-                stack.pop()
+            while ends and ends[-1] <= start:
+                ends.pop()
+                open_frames.pop()
             if kind == 0:
-                stack.append((end, what))
-            elif stack:
-                traces[(start, what)] = [f for _, f in stack]
+                ends.append(end)
+                open_frames.append(what)
+            elif ends:
+                traces[(start, what)] = open_frames[:]
     return traces
 
 
