@@ -153,26 +153,29 @@ def _torch_scoped(ev: dict[str, Any]) -> bool:
     cat = ev.get("cat")
     if cat in _TORCH_CPU:
         return True
-    return cat in _TORCH_SCOPES and (cat == "user_annotation"
-                                     or str(ev.get("name", "")).startswith("nn.Module: "))
+    return cat == "user_annotation" or (
+        cat == "python_function" and str(ev.get("name", "")).startswith("nn.Module: "))
 
 
 def _torch_ops(events: Sequence[dict[str, Any]]) -> list[list[Any]]:
     """[start, self, name, op, external id] of every cpu op, scoped by what encloses it."""
-    threads: dict[Any, list[dict[str, Any]]] = {}
-    for ev in events:
-        if ev.get("ph") == "X" and _torch_scoped(ev) \
-                and not _PROFILER_STEP.fullmatch(str(ev.get("name", ""))):
-            threads.setdefault((ev.get("pid"), ev.get("tid")), []).append(ev)
+    # Per thread: (start, -duration, input order, event), so a plain sort puts
+    # the outer of two events starting together first and keeps ties in order.
+    threads: dict[Any, list[tuple[float, float, int, dict[str, Any]]]] = {}
+    for seq, ev in enumerate(events):
+        if ev.get("ph") != "X" or not _torch_scoped(ev) \
+                or _PROFILER_STEP.fullmatch(str(ev.get("name", ""))):
+            continue
+        threads.setdefault((ev.get("pid"), ev.get("tid")), []).append(
+            (float(ev.get("ts", 0)), -float(ev.get("dur", 0)), seq, ev))
     out: list[list[Any]] = []
-    for evs in threads.values():
-        evs.sort(key=lambda e: (float(e.get("ts", 0)), -float(e.get("dur", 0))))
+    for items in threads.values():
+        items.sort()
         # Each open event: its end, its scope path, and the nearest cpu op record
         # at or above it (whose self time its child ops reduce).
         stack: list[tuple[float, str, Optional[list[Any]]]] = []
-        for ev in evs:
-            start = float(ev.get("ts", 0))
-            end = start + float(ev.get("dur", 0))
+        for start, neg_dur, _, ev in items:
+            end = start - neg_dur
             while stack and stack[-1][0] <= start:
                 stack.pop()
             path = stack[-1][1] + "/" + _label(ev) if stack else _label(ev)
@@ -191,8 +194,10 @@ def _torch_ops(events: Sequence[dict[str, Any]]) -> list[list[Any]]:
 def _torch_steps(events: Sequence[dict[str, Any]]) -> list[tuple[float, float, int]]:
     marks = []
     for ev in events:
+        if ev.get("ph") != "X":
+            continue
         m = _PROFILER_STEP.fullmatch(str(ev.get("name", "")))
-        if m and ev.get("ph") == "X":
+        if m:
             start = float(ev.get("ts", 0))
             marks.append((start, start + float(ev.get("dur", 0)), int(m.group(1))))
     return sorted(marks)
