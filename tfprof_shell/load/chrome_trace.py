@@ -22,7 +22,6 @@ Two producers are understood:
 from __future__ import annotations
 
 import gzip
-import json
 import re
 import zlib
 from bisect import bisect_right
@@ -32,6 +31,7 @@ from typing import Any, Optional, Sequence
 from ..errors import LoadError
 from ..model import Frame, Model, Source
 from .files import read_bytes
+from .json_doc import parse_json
 from .records import CPU_DEVICE, GPU_DEVICE, GPU_STREAM_ALL, StatRecord, add_exec, node_for
 from .runmeta import add_run_metadata
 from .torch_intervals import TorchIntervals, keep_events
@@ -43,6 +43,7 @@ _TORCH_CPU = ("cpu_op", "operator")
 _TORCH_DEVICE = ("kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset")
 _TORCH_SCOPES = ("user_annotation", "python_function")
 _TORCH_PY_FRAME = re.compile(r"(.+)\((\d+)\): (.+)")
+_UNPARSED = object()
 
 
 def read_trace_events(path: str, entry: str = "") -> list[dict[str, Any]]:
@@ -55,7 +56,7 @@ def read_trace_events(path: str, entry: str = "") -> list[dict[str, Any]]:
         except (OSError, EOFError, zlib.error):
             raise LoadError("%s: gzip data does not decompress" % where) from None
     try:
-        doc = json.loads(data)
+        doc = parse_json(data)
     except (ValueError, RecursionError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise LoadError("%s: not valid JSON: %s" % (where, first)) from None
@@ -152,26 +153,29 @@ def _torch_scoped(ev: dict[str, Any]) -> bool:
     cat = ev.get("cat")
     if cat in _TORCH_CPU:
         return True
-    return cat in _TORCH_SCOPES and (cat == "user_annotation"
-                                     or str(ev.get("name", "")).startswith("nn.Module: "))
+    return cat == "user_annotation" or (
+        cat == "python_function" and str(ev.get("name", "")).startswith("nn.Module: "))
 
 
 def _torch_ops(events: Sequence[dict[str, Any]]) -> list[list[Any]]:
     """[start, self, name, op, external id] of every cpu op, scoped by what encloses it."""
-    threads: dict[Any, list[dict[str, Any]]] = {}
-    for ev in events:
-        if ev.get("ph") == "X" and _torch_scoped(ev) \
-                and not _PROFILER_STEP.fullmatch(str(ev.get("name", ""))):
-            threads.setdefault((ev.get("pid"), ev.get("tid")), []).append(ev)
+    # Per thread: (start, -duration, input order, event), so a plain sort puts
+    # the outer of two events starting together first and keeps ties in order.
+    threads: dict[Any, list[tuple[float, float, int, dict[str, Any]]]] = {}
+    for seq, ev in enumerate(events):
+        if ev.get("ph") != "X" or not _torch_scoped(ev) \
+                or _PROFILER_STEP.fullmatch(str(ev.get("name", ""))):
+            continue
+        threads.setdefault((ev.get("pid"), ev.get("tid")), []).append(
+            (float(ev.get("ts", 0)), -float(ev.get("dur", 0)), seq, ev))
     out: list[list[Any]] = []
-    for evs in threads.values():
-        evs.sort(key=lambda e: (float(e.get("ts", 0)), -float(e.get("dur", 0))))
+    for items in threads.values():
+        items.sort()
         # Each open event: its end, its scope path, and the nearest cpu op record
         # at or above it (whose self time its child ops reduce).
         stack: list[tuple[float, str, Optional[list[Any]]]] = []
-        for ev in evs:
-            start = float(ev.get("ts", 0))
-            end = start + float(ev.get("dur", 0))
+        for start, neg_dur, _, ev in items:
+            end = start - neg_dur
             while stack and stack[-1][0] <= start:
                 stack.pop()
             path = stack[-1][1] + "/" + _label(ev) if stack else _label(ev)
@@ -190,8 +194,10 @@ def _torch_ops(events: Sequence[dict[str, Any]]) -> list[list[Any]]:
 def _torch_steps(events: Sequence[dict[str, Any]]) -> list[tuple[float, float, int]]:
     marks = []
     for ev in events:
+        if ev.get("ph") != "X":
+            continue
         m = _PROFILER_STEP.fullmatch(str(ev.get("name", "")))
-        if m and ev.get("ph") == "X":
+        if m:
             start = float(ev.get("ts", 0))
             marks.append((start, start + float(ev.get("dur", 0)), int(m.group(1))))
     return sorted(marks)
@@ -239,12 +245,17 @@ def _torch_traces(events: Sequence[dict[str, Any]]) -> dict[tuple[float, str], l
     """(start, op type) of each cpu op -> the Python frames open around it on its thread,
     outermost first (empty without ``python_function`` events)."""
     threads: dict[Any, list[tuple[float, int, float, Any]]] = {}
+    # A trace repeats the same few hundred frames: each name is parsed once.
+    frames: dict[str, Optional[Frame]] = {}
     for ev in events:
         if ev.get("ph") != "X":
             continue
         cat = ev.get("cat")
         if cat == "python_function":
-            frame = _torch_frame(ev)
+            name = str(ev.get("name", ""))
+            frame = frames.get(name, _UNPARSED)
+            if frame is _UNPARSED:
+                frame = frames[name] = _torch_frame(ev)
             if frame is None:
                 continue
             kind, what = 0, frame
@@ -260,14 +271,17 @@ def _torch_traces(events: Sequence[dict[str, Any]]) -> dict[tuple[float, str], l
         if not any(kind == 0 for _, kind, _, _ in items):
             continue
         items.sort(key=lambda it: (it[0], it[1], -it[2]))
-        stack: list[tuple[float, Frame]] = []
+        ends: list[float] = []  # the open frames: their ends, and the frames
+        open_frames: list[Frame] = []
         for start, kind, end, what in items:
-            while stack and stack[-1][0] <= start:
-                stack.pop()
+            while ends and ends[-1] <= start:
+                ends.pop()
+                open_frames.pop()
             if kind == 0:
-                stack.append((end, what))
-            elif stack:
-                traces[(start, what)] = [f for _, f in stack]
+                ends.append(end)
+                open_frames.append(what)
+            elif ends:
+                traces[(start, what)] = open_frames[:]
     return traces
 
 

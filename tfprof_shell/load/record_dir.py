@@ -12,7 +12,6 @@ markers). A process that recorded with two frameworks gives two profiles,
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import replace
 from typing import NamedTuple, Optional
@@ -20,6 +19,7 @@ from typing import NamedTuple, Optional
 from ..errors import LoadError, UsageError
 from ..record import layout
 from .inputs import Inputs
+from .json_doc import parse_json
 
 
 class RecordedProfile(NamedTuple):
@@ -161,7 +161,7 @@ def _manifest(path: str) -> dict:
 def _read_json(path: str) -> dict:
     try:
         with open(path, "rb") as fh:
-            doc = json.loads(fh.read().decode("utf-8"))
+            doc = parse_json(fh.read().decode("utf-8"))
     except (OSError, ValueError, UnicodeDecodeError):
         return {}
     return doc if isinstance(doc, dict) else {}

@@ -11,7 +11,6 @@ builds the one-line reason a file was refused.
 
 from __future__ import annotations
 
-import json
 import re
 import struct
 import zlib
@@ -20,6 +19,7 @@ from typing import Any, Optional
 
 from ..proto import framework_pb2, pprof_profile_pb2, tfprof_log_pb2, xplane_pb2
 from . import wire
+from .json_doc import parse_json
 from .plausible import check, has_unknown_fields
 
 
@@ -222,7 +222,7 @@ def _json_finding(data: bytes, complete: bool) -> Finding:
     if not complete:
         return Finding(KINDS["chrome_trace" if trace_like else "json"])
     try:
-        doc = json.loads(data)
+        doc = parse_json(data)
     except (ValueError, RecursionError) as exc:
         kind = KINDS["chrome_trace" if trace_like else "json"]
         return Finding(kind, "syntax", str(exc).splitlines()[0] if str(exc) else "")

@@ -55,6 +55,7 @@ def keep_events(events: Sequence[dict[str, Any]]) -> list[Kept]:
     """The fields :class:`TorchIntervals` reads of the complete events of one trace
     (device, runtime, host-op and step events), as small tuples."""
     kept: list[Kept] = []
+    frames: dict[str, bool] = {}  # python_function name -> kept (names repeat a lot)
     for ev in events:
         if ev.get("ph") != "X":
             continue
@@ -64,10 +65,18 @@ def keep_events(events: Sequence[dict[str, Any]]) -> list[Kept]:
             kept.append((cat, ev.get("name", ""), ev.get("ts", 0), ev.get("dur", 0),
                          ev.get("tid"), args.get("correlation"), args.get("device", 0),
                          args.get("stream", ""), args.get("bytes")))
-        elif cat in _HOST_CATS or (cat == "python_function" and (
-                "__next__" in str(ev.get("name", "")) or user_frame(str(ev.get("name", ""))))):
-            kept.append((cat, ev.get("name", ""), ev.get("ts", 0), ev.get("dur", 0),
-                         ev.get("tid"), None, None, None, None))
+            continue
+        if cat == "python_function":
+            name = str(ev.get("name", ""))
+            keep = frames.get(name)
+            if keep is None:
+                keep = frames[name] = "__next__" in name or user_frame(name)
+            if not keep:
+                continue
+        elif cat not in _HOST_CATS:
+            continue
+        kept.append((cat, ev.get("name", ""), ev.get("ts", 0), ev.get("dur", 0),
+                     ev.get("tid"), None, None, None, None))
     return kept
 
 
