@@ -121,6 +121,25 @@ def test_one_shot_reports_a_bug_on_one_line(monkeypatch):
     assert run.err.splitlines()[-1].startswith("tfprof: internal error: ZeroDivisionError")
 
 
+@pytest.mark.parametrize("argv,module,name", [
+    (["capture", "localhost:1"], "tfprof_shell.capture.cli", "main"),
+    (["top", "localhost:1"], "tfprof_shell.capture.top", "main"),
+    (["record", "--", "true"], "tfprof_shell.record.launcher", "main"),
+])
+def test_a_bug_in_a_subcommand_is_one_line_too(argv, module, name, monkeypatch):
+    import importlib
+
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("boom")
+
+    monkeypatch.setattr(importlib.import_module(module), name, broken)
+    monkeypatch.delenv("TFPROF_DEBUG", raising=False)
+    run = run_cli(argv)
+    assert run.code == 1
+    assert run.err.splitlines() == ["tfprof: internal error: ZeroDivisionError: boom (please "
+                                    "report it; TFPROF_DEBUG=1 shows the traceback)"]
+
+
 def test_one_shot_prints_no_python_traceback_in_a_subprocess(tmp_path):
     """The console entry point itself (not only main()) keeps to one line."""
     import subprocess

@@ -161,6 +161,18 @@ def main(argv: Optional[Sequence[str]] = None, stdin: TextIO = sys.stdin,
     the whole model only to be thrown away).
     """
     argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _run(argv, stdin, stdout, stderr, exits)
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # a bug, in any subcommand: one line, as the shell reports it
+        print_debug_traceback(exc, stderr)
+        stderr.write(internal_error_line(exc) + "\n")
+        return EXIT_INTERNAL
+
+
+def _run(argv: list[str], stdin: TextIO, stdout: TextIO, stderr: TextIO, exits: bool) -> int:
+    """:func:`main` without its guard against bugs: a subcommand, or the views."""
     if argv[:1] == ["record"]:  # `tfprof record ...` runs a program with the recorder armed
         from .record.launcher import main as record_main
         return record_main(argv[1:], stdout=stdout, stderr=stderr)
@@ -212,12 +224,6 @@ def main(argv: Optional[Sequence[str]] = None, stdin: TextIO = sys.stdin,
     except KeyboardInterrupt:
         stderr.write("tfprof: interrupted\n")
         return 130
-    except BrokenPipeError:
-        return 0
-    except Exception as exc:  # a bug: one line, as the shell reports it
-        print_debug_traceback(exc, stderr)
-        stderr.write(internal_error_line(exc) + "\n")
-        return EXIT_INTERNAL
     finally:
         if gc_was_enabled and not exits:
             gc.enable()
