@@ -201,16 +201,20 @@ def xla_notes(collectors: Sequence[XlaKernels]) -> list[str]:
             "<module>/command_buffer_N/<kernel>) and framework ops are unavailable; "
             "profile with %s to get framework ops" % (kinds[COMMAND_BUFFER], COMMAND_BUFFER_FLAG))
     if kinds[UNRESOLVED]:
-        stored = "the profile stores %d HLO programs" % programs
-        if broken:
-            stored += ", %d of them unreadable" % broken
         notes.append("%d kernels ran HLO ops that the profile's HLO metadata does not "
                      "describe (%s): they are accounted by kernel name (scope "
-                     "<module>/<hlo op>/<kernel>)" % (kinds[UNRESOLVED], stored))
+                     "<module>/<hlo op>/<kernel>)"
+                     % (kinds[UNRESOLVED], _stored_programs(programs, broken)))
     if kinds[HLO_ONLY]:
         notes.append("%d kernels ran HLO ops that name no framework op: they are accounted "
                      "as <module>/<hlo op>, typed by the HLO opcode" % kinds[HLO_ONLY])
     return notes + _thunk_notes(collectors, programs, broken)
+
+
+def _stored_programs(programs: int, broken: int) -> str:
+    """How many HLO programs the profile stores, and how many of them could not be read."""
+    stored = "the profile stores %d HLO programs" % programs
+    return stored + (", %d of them unreadable" % broken if broken else "")
 
 
 def _thunk_notes(collectors: Sequence[XlaKernels], programs: int, broken: int) -> list[str]:
@@ -220,12 +224,9 @@ def _thunk_notes(collectors: Sequence[XlaKernels], programs: int, broken: int) -
         kinds.update(c.thunk_kinds)
     notes = []
     if kinds[UNRESOLVED]:
-        stored = "the profile stores %d HLO programs" % programs
-        if broken:
-            stored += ", %d of them unreadable" % broken
         notes.append("%d XLA thunks ran HLO ops that the profile's HLO metadata does not "
                      "describe (%s): they are accounted as <module>/<hlo op>"
-                     % (kinds[UNRESOLVED], stored))
+                     % (kinds[UNRESOLVED], _stored_programs(programs, broken)))
     if kinds[HLO_ONLY]:
         notes.append("%d XLA thunks ran HLO ops that name no framework op: they are "
                      "accounted as <module>/<hlo op>, typed by the HLO opcode"
