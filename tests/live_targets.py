@@ -7,7 +7,8 @@ import os
 import socket
 import subprocess
 import sys
-from typing import Sequence
+from contextlib import contextmanager
+from typing import Iterator, Sequence
 
 from conftest import ROOT
 
@@ -33,6 +34,19 @@ def start_target(argv: Sequence[str], cwd: str) -> subprocess.Popen:
         proc.kill()
         raise RuntimeError("the target did not start: %s" % proc.stderr.read()[-2000:])
     return proc
+
+
+@contextmanager
+def serving(script: str, cwd: str) -> Iterator[str]:
+    """Run ``script PORT 600`` (a training loop with the profiler server on PORT) in
+    ``cwd`` while the block runs; yields its address."""
+    port = free_port()
+    proc = start_target([sys.executable, script, str(port), "600"], cwd)
+    try:
+        yield "localhost:%d" % port
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 def spawn_tfprof(args: Sequence[str], cwd: str) -> subprocess.Popen:

@@ -21,7 +21,7 @@ needs("jax")
 needs("grpc", "jax")
 pytestmark = pytest.mark.jax
 
-from live_targets import env, free_port, start_target, xplanes  # noqa: E402
+from live_targets import env, free_port, serving, xplanes  # noqa: E402
 
 from tfprof_shell.proto import xplane_pb2  # noqa: E402
 
@@ -36,12 +36,9 @@ def _event_names(path):
 
 @pytest.fixture(scope="module")
 def target(tmp_path_factory):
-    port = free_port()
     cwd = tmp_path_factory.mktemp("jax_target")
-    proc = start_target([sys.executable, SCRIPT, str(port), "600"], str(cwd))
-    yield "localhost:%d" % port, cwd
-    proc.kill()
-    proc.wait()
+    with serving(SCRIPT, str(cwd)) as address:
+        yield address, cwd
 
 
 def test_capture_a_jax_job(target, tmp_path):

@@ -22,19 +22,16 @@ needs("tensorflow")
 needs("grpc", "tensorflow")
 pytestmark = pytest.mark.tensorflow
 
-from live_targets import free_port, spawn_tfprof, start_target, xplanes  # noqa: E402
+from live_targets import free_port, serving, spawn_tfprof, xplanes  # noqa: E402
 
 SCRIPT = os.path.join(ROOT, "tests", "live_scripts", "tf_loop.py")
 
 
 @pytest.fixture(scope="module")
 def target(tmp_path_factory):
-    port = free_port()
     cwd = tmp_path_factory.mktemp("tf_target")
-    proc = start_target([sys.executable, SCRIPT, str(port), "600"], str(cwd))
-    yield "localhost:%d" % port, cwd
-    proc.kill()
-    proc.wait()
+    with serving(SCRIPT, str(cwd)) as address:
+        yield address, cwd
 
 
 def test_capture_a_tensorflow_job(target, tmp_path):
