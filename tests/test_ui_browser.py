@@ -16,6 +16,7 @@ import shutil
 import pytest
 
 from conftest import needs, run_cli, sample
+from hostile_names import HOSTILE, hostile_trace
 
 pytestmark = pytest.mark.browser
 sync_api = needs("playwright.sync_api", "browser")
@@ -34,8 +35,6 @@ ARGV = ["--profile_path=" + _path("mlp_after"), "--profile", "before=" + _path("
         "--profile", "w0=" + _path("mlp_worker0"), "--profile", "w1=" + _path("mlp_worker1")]
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
-HOSTILE = ["<img src=x onerror=alert(1)>/inner", "a\"b'c</script><script>alert(2)</script>",
-           "scope/<svg onload=alert(3)>"]
 PAGES = ["overview", "views", "flame", "timeline", "compare", "ranks", "advise"]
 
 
@@ -310,15 +309,8 @@ def test_advise_links_ops_to_rows(tab):
 
 
 def test_hostile_names_are_shown_as_text(browser, tmp_path):
-    events = [{"name": "process_name", "ph": "M", "pid": 1,
-               "args": {"name": "/job:localhost/replica:0/task:0/device:CPU:0 Compute"}}]
-    for k, name in enumerate(HOSTILE):
-        events.append({"name": "<b>Op</b>", "ph": "X", "pid": 1, "tid": 0, "ts": k * 20,
-                       "dur": 10, "cat": "Op",
-                       "args": {"name": name, "op": "<i onmouseover=alert(4)>"}})
-    path = tmp_path / "hostile.json"
-    path.write_text(json.dumps({"traceEvents": events}))
-    srv = _server(["--profile_path=" + str(path)])
+    path = hostile_trace(tmp_path)
+    srv = _server(["--profile_path=" + path])
     try:
         t = Tab(browser, srv)
         for name in PAGES:

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from werkzeug.test import Client
 
 from conftest import run_cli, sample
+from hostile_names import HOSTILE, hostile_trace
 from tfprof_shell.cli import open_session, parse_invocation
 from tfprof_shell.ui import guard
 from tfprof_shell.ui.runner import LineRunner
@@ -28,8 +29,6 @@ PORT = 4321
 HOST = "127.0.0.1:%d" % PORT
 ORIGIN = "http://" + HOST
 TOKEN = "t0ken-for-tests"
-HOSTILE = ["<img src=x onerror=alert(1)>/inner", "a\"b'c</script><script>alert(2)</script>",
-           "scope/<svg onload=alert(3)>"]
 
 
 def session_for(argv):
@@ -368,15 +367,8 @@ def test_large_answers_are_gzipped(tiny):
 
 
 def test_hostile_names_travel_as_json_data_only(tmp_path):
-    events = [{"name": "process_name", "ph": "M", "pid": 1,
-               "args": {"name": "/job:localhost/replica:0/task:0/device:CPU:0 Compute"}}]
-    for k, name in enumerate(HOSTILE):
-        events.append({"name": "<b>Op</b>", "ph": "X", "pid": 1, "tid": 0, "ts": k * 20,
-                       "dur": 10, "cat": "Op",
-                       "args": {"name": name, "op": "<i onmouseover=alert(4)>"}})
-    path = tmp_path / "hostile.json"
-    path.write_text(json.dumps({"traceEvents": events}))
-    b = Browser(["--profile_path=" + str(path)])
+    path = hostile_trace(tmp_path)
+    b = Browser(["--profile_path=" + path])
     r = b.post("/api/run", {"line": "scope -max_depth 100", "text": True})
     assert r.headers["Content-Type"] == "application/json"
     answer = r.get_json()
