@@ -17,6 +17,16 @@ rows = st.lists(st.tuples(st.integers(0, 4), st.sampled_from(DEVICES),
                           st.integers(-3, 50), st.integers(0, 9)), max_size=40)
 
 
+def add(kept, rows):
+    """``rows`` (step, device, name, op, start, duration) given node by node, nodes in the
+    order of their first row, as a loader gives them."""
+    by_name = {}
+    for step, device, name, op, start, dur in rows:
+        by_name.setdefault(name, (op, []))[1].append((step, device, start, dur))
+    for name, (op, node_rows) in by_name.items():
+        kept.add_node(name, op, node_rows)
+
+
 def facts(model):
     out = {"steps": list(model.steps)}
     for name, node in model.nodes.items():
@@ -33,7 +43,7 @@ def facts(model):
 @given(rows=rows, before=rows, split=st.integers(0, 40))
 def test_rows_make_the_records_add_exec_makes(rows, before, split):
     """Also with nodes that hold records already (added by add_exec first), and rows
-    given in two batches."""
+    given in two batches (two files)."""
     eager, lazy = Model(Source("test")), Model(Source("test"))
     for model in (eager, lazy):
         for step, device, name, op, start, dur in before:
@@ -41,8 +51,8 @@ def test_rows_make_the_records_add_exec_makes(rows, before, split):
     for step, device, name, op, start, dur in rows:
         add_exec(eager, step, device, name, op, start, dur)
     kept = ExecRows(lazy)
-    kept.add(rows[:split])
-    kept.add(rows[split:])
+    add(kept, rows[:split])
+    add(kept, rows[split:])
     kept.finish()
     assert facts(lazy) == facts(eager)
 
@@ -52,7 +62,7 @@ def test_rows_make_the_records_add_exec_makes(rows, before, split):
 def test_deferred_totals_are_the_sum_of_the_step_records(rows):
     model = Model(Source("test"))
     kept = ExecRows(model)
-    kept.add(rows)
+    add(kept, rows)
     kept.finish()
     for node in model.nodes.values():
         lazy = node._lazy  # noqa: SLF001 - the totals the default view reads

@@ -9,7 +9,7 @@ per cpu execution, 0 µs rounded up to 1 µs.
 
 from __future__ import annotations
 
-from typing import Iterable, Optional, Sequence
+from typing import Optional, Sequence
 
 from ..model import ExecStep, Frame, GraphNode, LazyExecs, Model
 from .runmeta import add_step_stat, device_kind
@@ -77,7 +77,8 @@ class ExecRows:
     totals, and its per-step records are made only when a view reads them
     (an ExecSource), by the rules of :func:`add_exec`.
 
-    Rows must come in the order :func:`add_exec` would have been called in.
+    A node's rows must come in the order :func:`add_exec` would have been called
+    in, and nodes in the order it would have made them.
     A node that already holds records when :meth:`finish` runs gets its rows
     through :func:`add_exec` itself.
     """
@@ -91,20 +92,15 @@ class ExecRows:
         #: the last node asked for, its rows by step (views ask a node's steps in a row)
         self._last: tuple[int, dict[int, list[Row]]] = (-1, {})
 
-    def add(self, rows: Iterable[tuple[int, str, str, str, int, int]]) -> None:
-        """(step, device, node name, op type, start µs, duration µs) of executions, in
-        order; a new node is made (typed by its first row) when its first row comes."""
-        model, by_name, steps = self.model, self._rows, self._steps
-        nodes = model.nodes
-        for step, device, name, op, start, dur in rows:
-            steps.add(step)
-            found = by_name.get(name)
-            if found is None:
-                if name not in nodes:
-                    nodes[name] = GraphNode(name, op, len(nodes))
-                by_name[name] = [(step, device, start, dur)]
-            else:
-                found.append((step, device, start, dur))
+    def add_node(self, name: str, op: str, rows: list[Row]) -> None:
+        """Executions of node ``name`` (made now, typed ``op``, if it is new), in order."""
+        node_for(self.model, name, op)
+        self._steps.update([row[0] for row in rows])
+        found = self._rows.get(name)
+        if found is None:
+            self._rows[name] = rows
+        else:
+            found.extend(rows)
 
     def finish(self) -> None:
         """Give every node its rows (see the class)."""

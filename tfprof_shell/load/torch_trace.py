@@ -24,7 +24,6 @@ from typing import Any, Optional, Sequence
 
 from ..model import Frame, Model
 from .records import CPU_DEVICE, GPU_DEVICE, GPU_STREAM_ALL, ExecRows, node_for
-from .runmeta import device_kind
 from .trace_events import NO_ARGS, TraceEvent
 from .torch_intervals import DEVICE_CATS, RUNTIME_CATS, KeptEvents, user_frame
 from .xla import KERNEL_TYPE
@@ -62,6 +61,32 @@ class _StepMarks:
                 return marks[j][2]
             j -= 1
         return marks[i][2] if last else None
+
+
+class _StepsAt:
+    """:meth:`_StepMarks.at` with the file's default step, the common case (a time
+    inside the last mark started by then) answered without a call."""
+
+    def __init__(self, marks: _StepMarks, default: int) -> None:
+        self.marks, self.default = marks, default
+        self.ends = [m[1] for m in marks.marks]
+        self.steps = [m[2] for m in marks.marks]
+
+    def __call__(self, t: float, last: bool = False) -> Optional[int]:
+        if not self.steps:
+            return self.default
+        i = bisect_right(self.marks.starts, t) - 1
+        if i >= 0 and t < self.ends[i]:
+            return self.steps[i]
+        return self.marks.at(t, self.default, last)
+
+
+def _whole(micros: float) -> int:
+    """Whole microseconds, rounded, at least 0 (0 for NaN or infinity: a broken trace)."""
+    try:
+        return max(round(micros), 0)
+    except (ValueError, OverflowError):
+        return 0
 
 
 class _PyName:
@@ -222,13 +247,14 @@ class TorchTraces:
 
     def __init__(self) -> None:
         #: per file: per thread with frames, its frames and its scopes and ops;
-        #: and the file's executions in order (start, node name, op type) with a step
+        #: and each node's executions with a step, sorted by start (row[0] the
+        #: start, row[4] the op type)
         self.files: list[tuple[dict[Any, tuple[list[_Framed], list[_Scoped]]],
-                               list[tuple[float, str, str]]]] = []
+                               dict[str, list[tuple[Any, ...]]]]] = []
         self.found: Optional[dict[str, list[Frame]]] = None
 
     def add(self, framed: dict[Any, list[_Framed]], scoped: dict[Any, list[_Scoped]],
-            execs: list[tuple[float, str, str]]) -> None:
+            execs: dict[str, list[tuple[Any, ...]]]) -> None:
         """One file's Python frames and scoped events per thread, and its executions."""
         if framed:
             threads = {key: (frames, scoped.get(key, [])) for key, frames in framed.items()}
@@ -245,11 +271,14 @@ class TorchTraces:
             found: dict[str, list[Frame]] = {}
             for threads, execs in self.files:
                 traces = _traces(threads)
-                for start, name, op_type in execs:
-                    if name not in found:
-                        trace = traces.get((start, op_type))
+                for name, rows in execs.items():
+                    if name in found:
+                        continue
+                    for row in rows:
+                        trace = traces.get((row[0], row[4]))
                         if trace:
                             found[name] = trace
+                            break
             self.files = []
             self.found = found
         return bool(self.found)
@@ -320,44 +349,55 @@ class TorchFiles:
         for op in ops:
             if len(op) > 5:
                 gpu_of.setdefault(op[2], op[5])
+        # Each node's executions with a step, (start, input order, duration, step,
+        # op type, device or None for the node's own), sorted by start
+        groups: dict[str, list[tuple[float, int, float, int, str, Optional[str]]]] = {}
+        left_out = 0
+        step_at = _StepsAt(marks, index)
+        for i, (start, dur, name, op_type, *_) in enumerate(ops):
+            step = step_at(start)
+            if step is None:
+                left_out += 1
+                continue
+            row = (start, i, dur, step, op_type, None)
+            found = groups.get(name)
+            if found is None:
+                groups[name] = [row]
+            else:
+                found.append(row)
+        i = len(ops)
+        for start, dur, name, op_type, gpu, _ in kernels:
+            i += 1
+            step = step_at(start, last=True)
+            if step is None:
+                left_out += 1
+                continue
+            row = (start, i, dur, step, op_type, GPU_STREAM_ALL % (0, gpu))
+            found = groups.get(name)
+            if found is None:
+                groups[name] = [row]
+            else:
+                found.append(row)
+        self.left_out += left_out
+        model = self.model
+        for _, name, op_type, gpu, kernel in (k[1:] for k in kernels):
+            node_for(model, name, op_type).op_types.add(KERNEL_TYPE + kernel)
+        for rows in groups.values():
+            rows.sort()
         canonical = self.canonical
-        at = marks.at
-        # (start, node, input order, duration, op type, device, step): sorted by
-        # start, then node name, ties in input order
-        records = []
-        for i, (start, dur, name, op_type, ext, *gpu) in enumerate(ops):
+        # New nodes are made in the order of their first execution (then name).
+        for _, name in sorted((rows[0][0], name) for name, rows in groups.items()):
+            rows = groups[name]
             device = canonical.get(name)
             if device is None:
                 on_gpu = gpu_of.get(name)
                 device = CPU_DEVICE % 0 if on_gpu is None else GPU_DEVICE % (0, on_gpu)
-            records.append((start, name, i, dur, op_type, device, at(start, index)))
-        i = len(records)
-        for start, dur, name, op_type, gpu, _ in kernels:
-            records.append((start, name, i, dur, op_type, GPU_STREAM_ALL % (0, gpu),
-                            at(start, index, last=True)))
-            i += 1
-        model = self.model
-        for _, name, op_type, gpu, kernel in (k[1:] for k in kernels):
-            node_for(model, name, op_type).op_types.add(KERNEL_TYPE + kernel)
-        records.sort()
-        rows = []
-        execs = []
-        left_out = 0
-        for start, name, _, dur, op_type, device, step in records:
-            if step is None:
-                left_out += 1
-                continue
-            if name not in canonical and device_kind(device).canonical:
-                canonical[name] = device
-            try:
-                micros = max(round(dur), 0)
-            except (ValueError, OverflowError):  # NaN or infinite (a broken trace)
-                micros = 0
-            rows.append((step, device, name, op_type, int(start), micros))
-            execs.append((start, name, op_type))
-        self.left_out += left_out
-        self.rows.add(rows)
-        self.traces.add(parts.framed, parts.scoped, execs)
+                if any(row[5] is None for row in rows):
+                    canonical[name] = device
+            self.rows.add_node(name, rows[0][4], [
+                (step, device if own is None else own, int(start), _whole(dur))
+                for start, _, dur, step, _, own in rows])
+        self.traces.add(parts.framed, parts.scoped, groups)
 
     def finish(self, defer_traces: bool) -> None:
         """Give the nodes their records, and their traces (now, or when first asked
@@ -383,7 +423,7 @@ class TorchFiles:
 
 def traces_wanted(traces: TorchTraces) -> list[str]:
     """The nodes that may get a trace: every node with an execution in a file with frames."""
-    return list(dict.fromkeys(name for _, execs in traces.files for _, name, _ in execs))
+    return list(dict.fromkeys(name for _, execs in traces.files for name in execs))
 
 
 class _TraceOf:
