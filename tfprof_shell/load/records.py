@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from ..model import ExecStep, Frame, GraphNode, LazyExecs, Model
-from .runmeta import add_step_stat, device_kind
+from .runmeta import DeviceKind, add_step_stat, device_kind
 
 #: Device strings in the engine's lower-case form, by host (task) index.
 CPU_DEVICE = "/job:localhost/replica:0/task:%d/device:cpu:0"
@@ -108,6 +108,7 @@ class ExecRows:
         for step in sorted(self._steps):
             model.add_step(step)
         nodes = model.nodes
+        kinds: dict[str, DeviceKind] = {}
         for name, rows in self._rows.items():
             node = nodes[name]
             if node.steps_run:
@@ -119,7 +120,9 @@ class ExecRows:
             runs = cpu = acc = 0
             for row in rows:
                 device, start = row[1], row[2]
-                kind = device_kind(device)
+                kind = kinds.get(device)
+                if kind is None:
+                    kind = kinds[device] = device_kind(device)
                 if kind.canonical:
                     if not node.canonical_device:
                         node.canonical_device = device

@@ -32,6 +32,7 @@ TORCH_CPU = ("cpu_op", "operator")
 _PROFILER_STEP = re.compile(r"ProfilerStep#(\d+)")
 _PY_FRAME = re.compile(r"(.+)\((\d+)\): (.+)")
 _MODULE = "nn.Module: "
+_MODULE_LEN = len(_MODULE)
 
 
 class _StepMarks:
@@ -118,10 +119,6 @@ def _mark(name: str) -> Optional[int]:
     return None
 
 
-def _scope_label(name: str) -> str:
-    return name[len(_MODULE):] if name.startswith(_MODULE) else name
-
-
 #: A scope or op of a thread, to be sorted: (start, -duration, input order, label,
 #: the op's type (None for a scope), the op's External id).
 _Scoped = tuple[float, float, int, str, Optional[str], Any]
@@ -178,7 +175,7 @@ class _Sorted:
                     if info.user:
                         self.kept.user_frames.append(ev)
                 continue
-            step = _mark(name)
+            step = _mark(name) if name.startswith("ProfilerStep#") else None
             if step is not None:
                 start = float(ev.ts)
                 add_mark((start, start + float(ev.dur), step))
@@ -187,13 +184,15 @@ class _Sorted:
                 if step is not None:
                     continue
                 args = ev.args
-                item = (float(ev.ts), -float(ev.dur), seq, _scope_label(name), name,
+                item = (float(ev.ts), -float(ev.dur), seq,
+                        name[_MODULE_LEN:] if name.startswith(_MODULE) else name, name,
                         None if args is None else args.external_id)
             elif cat == "user_annotation":
                 keep(ev)
                 if step is not None:
                     continue
-                item = (float(ev.ts), -float(ev.dur), seq, _scope_label(name), None, None)
+                item = (float(ev.ts), -float(ev.dur), seq,
+                        name[_MODULE_LEN:] if name.startswith(_MODULE) else name, None, None)
             else:
                 if cat in DEVICE_CATS:
                     add_kernel(ev)
@@ -394,9 +393,13 @@ class TorchFiles:
                 device = CPU_DEVICE % 0 if on_gpu is None else GPU_DEVICE % (0, on_gpu)
                 if any(row[5] is None for row in rows):
                     canonical[name] = device
-            self.rows.add_node(name, rows[0][4], [
-                (step, device if own is None else own, int(start), _whole(dur))
-                for start, _, dur, step, _, own in rows])
+            try:
+                kept = [(step, device if own is None else own, int(start), max(round(dur), 0))
+                        for start, _, dur, step, _, own in rows]
+            except (ValueError, OverflowError):  # NaN or infinite: a broken trace
+                kept = [(step, device if own is None else own, int(start), _whole(dur))
+                        for start, _, dur, step, _, own in rows]
+            self.rows.add_node(name, rows[0][4], kept)
         self.traces.add(parts.framed, parts.scoped, groups)
 
     def finish(self, defer_traces: bool) -> None:
