@@ -12,7 +12,7 @@ One pass over the events sorts them into what each part reads (scopes and
 ops per thread, frames per thread, kernels, step marks, the events a step
 breakdown keeps); the code traces are looked up only when a view first asks
 for one (:class:`TorchTraces`), and the records stay rows until a view reads
-a step's record (:func:`.records.defer_execs`).
+a step's record (:class:`.records.ExecRows`).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from .torch_intervals import DEVICE_CATS, RUNTIME_CATS, KeptEvents, user_frame
 from .xla import KERNEL_TYPE
 
 TORCH_CPU = ("cpu_op", "operator")
+_STEP_PREFIX = "ProfilerStep#"
 _PROFILER_STEP = re.compile(r"ProfilerStep#(\d+)")
 _PY_FRAME = re.compile(r"(.+)\((\d+)\): (.+)")
 _MODULE = "nn.Module: "
@@ -47,39 +48,24 @@ class _StepMarks:
     def __init__(self, marks: Sequence[tuple[float, float, int]]) -> None:
         self.marks = marks
         self.starts = [m[0] for m in marks]
-        self.max_end = list(accumulate((m[1] for m in marks), max))
+        self.ends = [m[1] for m in marks]
+        self.steps = [m[2] for m in marks]
+        self.max_end = list(accumulate(self.ends, max))
 
     def at(self, t: float, default: int, last: bool = False) -> Optional[int]:
-        marks = self.marks
-        if not marks:
+        if not self.marks:
             return default
         i = bisect_right(self.starts, t) - 1
         if i < 0:
             return None
-        j = i
-        while j >= 0 and self.max_end[j] > t:
-            if t < marks[j][1]:
-                return marks[j][2]
-            j -= 1
-        return marks[i][2] if last else None
-
-
-class _StepsAt:
-    """:meth:`_StepMarks.at` with the file's default step, the common case (a time
-    inside the last mark started by then) answered without a call."""
-
-    def __init__(self, marks: _StepMarks, default: int) -> None:
-        self.marks, self.default = marks, default
-        self.ends = [m[1] for m in marks.marks]
-        self.steps = [m[2] for m in marks.marks]
-
-    def __call__(self, t: float, last: bool = False) -> Optional[int]:
-        if not self.steps:
-            return self.default
-        i = bisect_right(self.marks.starts, t) - 1
-        if i >= 0 and t < self.ends[i]:
+        if t < self.ends[i]:  # the common case: inside the last mark started
             return self.steps[i]
-        return self.marks.at(t, self.default, last)
+        j = i - 1
+        while j >= 0 and self.max_end[j] > t:
+            if t < self.ends[j]:
+                return self.steps[j]
+            j -= 1
+        return self.steps[i] if last else None
 
 
 def _whole(micros: float) -> int:
@@ -101,9 +87,9 @@ class _PyName:
         #: the code-trace frame ``file.py(12): func``, else None
         self.frame = Frame(m.group(1), line, m.group(3), line) if m else None
         #: the scope label of an ``nn.Module: Linear_0`` event, else None
-        self.label = name[len(_MODULE):] if name.startswith(_MODULE) else None
+        self.label = name[_MODULE_LEN:] if name.startswith(_MODULE) else None
         #: the step of a ``ProfilerStep#N`` name, else None
-        self.mark = _mark(name)
+        self.mark = _mark(name) if name.startswith(_STEP_PREFIX) else None
         #: a frame of the program's own code
         self.user = user_frame(name)
         #: kept for the step breakdown (input waits and the program's own frames)
@@ -111,12 +97,10 @@ class _PyName:
 
 
 def _mark(name: str) -> Optional[int]:
-    """N of a ``ProfilerStep#N`` event name, else None."""
-    if name.startswith("ProfilerStep#"):
-        m = _PROFILER_STEP.fullmatch(name)
-        if m:
-            return int(m.group(1))
-    return None
+    """N of a ``ProfilerStep#N`` event name, else None (callers test the prefix first:
+    most names have another)."""
+    m = _PROFILER_STEP.fullmatch(name)
+    return int(m.group(1)) if m else None
 
 
 #: A scope or op of a thread, to be sorted: (start, -duration, input order, label,
@@ -175,7 +159,7 @@ class _Sorted:
                     if info.user:
                         self.kept.user_frames.append(ev)
                 continue
-            step = _mark(name) if name.startswith("ProfilerStep#") else None
+            step = _mark(name) if name.startswith(_STEP_PREFIX) else None
             if step is not None:
                 start = float(ev.ts)
                 add_mark((start, start + float(ev.dur), step))
@@ -352,9 +336,9 @@ class TorchFiles:
         # op type, device or None for the node's own), sorted by start
         groups: dict[str, list[tuple[float, int, float, int, str, Optional[str]]]] = {}
         left_out = 0
-        step_at = _StepsAt(marks, index)
+        step_at = marks.at
         for i, (start, dur, name, op_type, *_) in enumerate(ops):
-            step = step_at(start)
+            step = step_at(start, index)
             if step is None:
                 left_out += 1
                 continue
@@ -367,7 +351,7 @@ class TorchFiles:
         i = len(ops)
         for start, dur, name, op_type, gpu, _ in kernels:
             i += 1
-            step = step_at(start, last=True)
+            step = step_at(start, index, True)
             if step is None:
                 left_out += 1
                 continue
