@@ -24,8 +24,7 @@ from ..model import Model, Source
 from .files import read_bytes
 from .records import StatRecord
 from .runmeta import add_run_metadata
-from .torch_intervals import TorchIntervals
-from .torch_intervals import DEVICE_CATS
+from .torch_intervals import DEVICE_CATS, TorchIntervals
 from .torch_trace import TORCH_CPU, TorchFiles
 from .trace_events import NO_ARGS, UNSET, TraceEvent, parse_trace_events
 
