@@ -54,6 +54,8 @@ import sys
 import time
 from typing import Optional
 
+import installed
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 ENGINE_DRIVER = os.path.join(ROOT, "tests", "golden", "tfprof_engine.py")
@@ -217,13 +219,14 @@ def run_measured(argv: list[str]) -> tuple[float, float, str]:
     return wall, rss, out.decode("utf-8", "replace")
 
 
-def child_rss(argv: list[str]) -> tuple[float, float]:
+def child_rss(argv: list[str], env: Optional[dict[str, str]] = None) -> tuple[float, float]:
     """Wall time and peak RSS of one child, measured in a fresh wrapper process."""
     code = ("import resource,subprocess,sys,time,json;t=time.perf_counter();"
             "subprocess.run(sys.argv[1:],stdout=subprocess.DEVNULL,stderr=subprocess.DEVNULL);"
             "print(json.dumps([time.perf_counter()-t,"
             "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss/1024]))")
-    out = subprocess.run([sys.executable, "-c", code] + argv, capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", code] + argv, capture_output=True, text=True,
+                         env=env)
     wall, rss = json.loads(out.stdout)
     return wall, rss
 
@@ -243,13 +246,14 @@ def bench_profile(name: str, path: str, runs: int, engine_py: Optional[str],
     """The table rows of one profile (see the module docstring); with
     ``one_shot_only`` just the one-shot rows."""
     ours_cmd = [sys.executable, "-m", "tfprof_shell", "--profile_path=" + path, "scope"]
+    ours_env = installed.env()
     eng_cmd = [engine_py, ENGINE_DRIVER, "--profile_path=" + path, "scope"] if engine_py else None
     rows = []
     # Ours and the engine take turns, so a slow spell of the machine hits both.
     one: list[tuple[float, float]] = []
     eng_one: list[tuple[float, float]] = []
     for _ in range(runs):
-        one.append(child_rss(ours_cmd))
+        one.append(child_rss(ours_cmd, ours_env))
         if eng_cmd:
             eng_one.append(child_rss(eng_cmd))
     rows.append(_row("one-shot scope (process)", [w for w, _ in one], [w for w, _ in eng_one],
@@ -295,7 +299,7 @@ def _nth(results: list[dict], cmd: str, i: int) -> list[float]:
 
 
 def _worker(python: str, kind: str, path: str) -> Optional[dict]:
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = installed.env()
     out = subprocess.run([python, os.path.abspath(__file__), "--worker", kind, path],
                          capture_output=True, text=True, env=env)
     if out.returncode != 0:

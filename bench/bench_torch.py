@@ -11,7 +11,8 @@ whole processes, ``--runs`` times, taking turns (ours, HTA, ours, HTA, ...):
   the load every HTA analysis starts with, on a folder holding only F
   (``--hta-sizes`` says at which sizes; its time grows with the file too).
 
-Each figure is the median of the runs: wall time, CPU time (user + system,
+Ours runs from compiled bytecode, as installed (bench/installed.py). Each
+figure is the median of the runs: wall time, CPU time (user + system,
 less disturbed by other work on a shared machine) and peak RSS. The growth
 table divides each size's time by the 1x time: linear in events means about
 2 and 4.
@@ -30,6 +31,8 @@ import statistics
 import subprocess
 import sys
 from typing import Optional
+
+import installed
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -71,8 +74,7 @@ def median(xs: list[float]) -> float:
 
 def run(args: argparse.Namespace) -> tuple[list[list], list[list]]:
     """Measure every size; returns the comparison rows and the growth rows."""
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    env.pop("TFPROF_DEBUG", None)
+    env = installed.env()
     hta_sizes = {int(x) for x in args.hta_sizes.split(",") if x}
     compare, growth, base = [], [], None
     for factor in (1, 2, 4):

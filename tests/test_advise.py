@@ -15,7 +15,8 @@ from typing import Optional
 import pytest
 
 from conftest import ROOT, golden_argv, run_cli
-from tfprof_shell.advisor import CHECKER_NAMES, Advice
+from tfprof_shell.advisor import CHECKER_NAMES
+from tfprof_shell.advisor.advice import Advice
 from tfprof_shell.advisor.runner import CHECKERS, advise
 from tfprof_shell.errors import OptionError
 from tfprof_shell.model import ExecStep, Frame, GraphNode, Model

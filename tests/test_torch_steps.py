@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from conftest import sample
 from tfprof_shell import api
-from tfprof_shell.load.chrome_trace import _StepMarks
+from tfprof_shell.load.torch_trace import _StepMarks
 from tfprof_shell.model import Model, Source
 
 
@@ -73,3 +73,14 @@ def test_the_api_loads_with_the_collector_paused(monkeypatch):
     assert seen == [False]
     assert gc.isenabled()
     assert prof.steps == [2, 3, 4]
+
+
+def test_code_traces_are_looked_up_when_first_asked_for():
+    """Loading leaves a trace's Python stacks alone; the first read finds them all."""
+    model = api.Profile.load(sample("torch_cnn")).model
+    assert model.traces_deferred
+    with_trace = [n for n in model.nodes.values() if n.trace_deferred]
+    assert with_trace
+    assert model.has_trace and not model.traces_deferred
+    first = with_trace[0].trace
+    assert first and all(f.file.endswith(".py") for f in first)

@@ -12,8 +12,6 @@ from __future__ import annotations
 import difflib
 from typing import Sequence
 
-from tabulate import tabulate
-
 from . import metrics, options
 from .advisor.catalog import CHECKER_HELP
 from .capture.flags import SHELL, flag_help
@@ -241,6 +239,7 @@ def _choices(spec: OptionSpec) -> Sequence[str]:
 
 
 def _table(rows: Sequence[Sequence[str]], headers: Sequence[str] = ()) -> str:
+    from tabulate import tabulate  # here: a one-shot view never needs it (start-up time)
     text = tabulate([list(r) for r in rows], headers=list(headers), tablefmt="plain",
                     disable_numparse=True)
     return "\n".join("  " + line.rstrip() for line in text.split("\n"))

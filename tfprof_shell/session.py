@@ -17,7 +17,6 @@ from __future__ import annotations
 from typing import Callable, Optional, Sequence
 
 from . import commands
-from .advisor.runner import advise
 from .combine.merge import merge, missing, union_keys
 from .combine.result import DIFF, MultiResult, Side, combine
 from .combine.rows import ROOT_KEY, side_rows
@@ -30,7 +29,6 @@ from .model import Model
 from .options import DEFAULTS, Options, check_profile_name, format_dump
 from .plan import MultiPlan, full_options, plan_multi, plan_view, select_profiles
 from .render import renderer_for
-from .render.advice import render_advice
 from .render.base import Reply
 from .render.multi import render_multi
 from .render.profiles import ProfileRow, render_profiles
@@ -260,6 +258,9 @@ class Session:
 
     def run_advise(self, opts: Options) -> Reply:
         """Run the checkers chosen by ``opts.checkers`` and deliver the advice."""
+        # here: the checkers are imported only by the command that runs them (start-up time)
+        from .advisor.runner import advise
+        from .render.advice import render_advice
         subject = _AdviceSubject(self.profile, self._models())
         advice, notes = advise(subject, opts.checkers)
         return deliver(render_advice(advice, notes, opts))

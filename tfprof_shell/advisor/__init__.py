@@ -10,7 +10,8 @@ order. The engine's fourth checker, JobChecker, has no open-source
 implementation.
 """
 
-from .advice import Advice
 from .catalog import CHECKER_HELP, CHECKER_NAMES
 
-__all__ = ["CHECKER_HELP", "CHECKER_NAMES", "Advice"]
+# Advice (advice.py) is not re-exported: importing it loads protobuf, and the
+# options table reads the catalog at every start-up.
+__all__ = ["CHECKER_HELP", "CHECKER_NAMES"]

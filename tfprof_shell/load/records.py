@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from ..model import Frame, GraphNode, Model
-from .runmeta import add_step_stat
+from ..model import ExecStep, Frame, GraphNode, LazyExecs, Model
+from .runmeta import DeviceKind, add_step_stat, device_kind
 
 #: Device strings in the engine's lower-case form, by host (task) index.
 CPU_DEVICE = "/job:localhost/replica:0/task:%d/device:cpu:0"
@@ -66,3 +66,121 @@ def add_exec(model: Model, step: int, device: str, name: str, op: str,
     add_step_stat(node, step, device, StatRecord(name, start_micros, duration_micros),
                   memory=False)
     return node
+
+
+#: One execution as :class:`ExecRows` keeps it: (step, device, start µs, duration µs).
+Row = tuple[int, str, int, int]
+
+
+class ExecRows:
+    """Executions given as rows, kept as rows: :meth:`finish` hands each node its
+    totals, and its per-step records are made only when a view reads them
+    (an ExecSource), by the rules of :func:`add_exec`.
+
+    A node's rows must come in the order :func:`add_exec` would have been called
+    in, and nodes in the order it would have made them.
+    A node that already holds records when :meth:`finish` runs gets its rows
+    through :func:`add_exec` itself.
+    """
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        self._rows: dict[str, list[Row]] = {}
+        self._steps: set[int] = set()
+        #: node key -> its rows that count (see :meth:`finish`)
+        self.table: list[list[Row]] = []
+        #: the last node asked for, its rows by step (views ask a node's steps in a row)
+        self._last: tuple[int, dict[int, list[Row]]] = (-1, {})
+
+    def add_node(self, name: str, op: str, rows: list[Row]) -> None:
+        """Executions of node ``name`` (made now, typed ``op``, if it is new), in order."""
+        node_for(self.model, name, op)
+        self._steps.update([row[0] for row in rows])
+        found = self._rows.get(name)
+        if found is None:
+            self._rows[name] = rows
+        else:
+            found.extend(rows)
+
+    def finish(self) -> None:
+        """Give every node its rows (see the class)."""
+        model = self.model
+        for step in sorted(self._steps):
+            model.add_step(step)
+        nodes = model.nodes
+        kinds: dict[str, DeviceKind] = {}
+        for name, rows in self._rows.items():
+            node = nodes[name]
+            if node.steps_run:
+                for step, device, start, dur in rows:
+                    add_step_stat(node, step, device, StatRecord(name, start, dur),
+                                  memory=False)
+                continue
+            counted: list[Row] = []
+            runs = cpu = acc = 0
+            for row in rows:
+                device, start = row[1], row[2]
+                kind = kinds.get(device)
+                if kind is None:
+                    kind = kinds[device] = device_kind(device)
+                if kind.canonical:
+                    if not node.canonical_device:
+                        node.canonical_device = device
+                        node.host_device = kind.host
+                        node.op_types.add(device)
+                    elif node.canonical_device != device:
+                        continue  # the engine drops records from a second canonical device
+                counted.append(row)
+                if start <= 0:
+                    continue
+                dur = row[3] or 1  # the engine rounds 0us up to 1us
+                if kind.stream:
+                    acc += dur
+                elif kind.canonical:
+                    cpu += dur
+                    runs += 1
+            if not counted:
+                continue
+            ran = tuple(dict.fromkeys([row[0] for row in counted]))
+            key = len(self.table)
+            self.table.append(counted)
+            node.defer_execs(LazyExecs(self, key, ran, (runs, acc + cpu, acc, cpu, 0, 0, 0, 0),
+                                       accelerator_persistent=False))
+        self._rows = {}
+
+    def step_record(self, key: int, step: int) -> ExecStep:
+        """The ExecStep :func:`add_exec` makes of node ``key``'s rows in ``step``."""
+        if self._last[0] != key:
+            by_step: dict[int, list[Row]] = {}
+            for row in self.table[key]:
+                found = by_step.get(row[0])
+                if found is None:
+                    by_step[row[0]] = [row]
+                else:
+                    found.append(row)
+            self._last = (key, by_step)
+        rec = ExecStep()
+        for _, device, start, dur in self._last[1].get(step, ()):
+            rec.devices.add(device)
+            if start <= 0:
+                continue
+            if rec.all_start_micros <= 0 or start < rec.all_start_micros:
+                rec.all_start_micros = start
+            dur = dur or 1
+            if rec.latest_end_micros < start + dur:
+                rec.latest_end_micros = start + dur
+            kind = device_kind(device)
+            if kind.stream:
+                rec.accelerator_execs.setdefault(device, []).append((start, dur))
+            elif kind.canonical:
+                rec.cpu_execs.setdefault(device, []).append((start, dur))
+                rec.run_count += 1
+        return rec
+
+    def step_values(self, key: int, step: int) -> tuple[int, ...]:
+        """The :meth:`ExecStep.values` of :meth:`step_record`."""
+        return self.step_record(key, step).values()
+
+    def steps_values(self, key: int, steps: Sequence[int]) -> list[Sequence[int]]:
+        """:meth:`step_values` of each of ``steps``."""
+        return [self.step_values(key, step) for step in steps]

@@ -1,8 +1,9 @@
 """PyTorch profiler traces -> Intervals (device events, launches, syncs, input, steps).
 
-At load time :func:`keep_events` only picks the fields of the events a step
-breakdown reads (small tuples of references: the event dicts are freed);
-:class:`TorchIntervals` turns them into intervals when a command first asks. A device event belongs to the step of the runtime
+At load time :mod:`.torch_trace` keeps the events a step breakdown reads
+(device, runtime, host-op and step events, and the program's own Python
+frames); :class:`TorchIntervals` turns them into intervals when a command
+first asks. A device event belongs to the step of the runtime
 call its ``correlation`` id names (HTA's rule), else to the step its start
 falls in.
 """
@@ -20,9 +21,11 @@ from ..model.intervals import (HAS_BYTES, HAS_DEVICE, HAS_HOST_COMM, HAS_HOST_OP
                                PYTHON_FRAME, SYNC,
                                DeviceEvent, HostEvent, Intervals, StepMark, classify_kernel,
                                copy_kind)
+from .trace_events import NO_ARGS, TraceEvent
 
-_DEVICE_CATS = frozenset(("kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset"))
-_RUNTIME_CATS = frozenset(("cuda_runtime", "cuda_driver", "Runtime", "Driver"))
+#: Event categories of device work and of runtime (launch, copy, sync) calls.
+DEVICE_CATS = ("kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset")
+RUNTIME_CATS = ("cuda_runtime", "cuda_driver", "Runtime", "Driver")
 _HOST_CATS = frozenset(("cpu_op", "operator", "user_annotation"))
 _STEP = re.compile(r"ProfilerStep#(\d+)")
 _INPUT = re.compile(r"DataLoader.*__next__|dataloader\.py\(\d+\): __next__")
@@ -47,37 +50,19 @@ def user_frame(name: str) -> bool:
     return top not in _STDLIB
 
 
-#: What :func:`keep_events` keeps of one event: a tuple of references, no dict.
-Kept = tuple  # (cat, name, ts, dur, tid, correlation, device, stream, bytes)
+class KeptEvents:
+    """The events of one trace a step breakdown reads, by kind, each in input order:
+    runtime calls, device events, and host events (cpu ops, annotations, and the
+    Python frames :func:`user_frame` or an input wait names; ``user_frames``
+    holds which of those are the program's own)."""
 
+    __slots__ = ("runtime", "device", "host", "user_frames")
 
-def keep_events(events: Sequence[dict[str, Any]]) -> list[Kept]:
-    """The fields :class:`TorchIntervals` reads of the complete events of one trace
-    (device, runtime, host-op and step events), as small tuples."""
-    kept: list[Kept] = []
-    frames: dict[str, bool] = {}  # python_function name -> kept (names repeat a lot)
-    for ev in events:
-        if ev.get("ph") != "X":
-            continue
-        cat = ev.get("cat")
-        if cat in _DEVICE_CATS or cat in _RUNTIME_CATS:
-            args = ev.get("args") or {}
-            kept.append((cat, ev.get("name", ""), ev.get("ts", 0), ev.get("dur", 0),
-                         ev.get("tid"), args.get("correlation"), args.get("device", 0),
-                         args.get("stream", ""), args.get("bytes")))
-            continue
-        if cat == "python_function":
-            name = str(ev.get("name", ""))
-            keep = frames.get(name)
-            if keep is None:
-                keep = frames[name] = "__next__" in name or user_frame(name)
-            if not keep:
-                continue
-        elif cat not in _HOST_CATS:
-            continue
-        kept.append((cat, ev.get("name", ""), ev.get("ts", 0), ev.get("dur", 0),
-                     ev.get("tid"), None, None, None, None))
-    return kept
+    def __init__(self) -> None:
+        self.runtime: list[TraceEvent] = []
+        self.device: list[TraceEvent] = []
+        self.host: list[TraceEvent] = []
+        self.user_frames: list[TraceEvent] = []
 
 
 def _ns(value: Any) -> int:
@@ -103,7 +88,7 @@ class TorchIntervals:
     """Builds the Intervals of PyTorch traces from their kept events (file i
     without ProfilerStep markers is step i)."""
 
-    def __init__(self, files: Sequence[list[Kept]]) -> None:
+    def __init__(self, files: Sequence[KeptEvents]) -> None:
         self.files = list(files)
 
     def __call__(self) -> Intervals:
@@ -117,20 +102,22 @@ class TorchIntervals:
         out.frames.sort()
         return out
 
-    def _add_file(self, out: Intervals, index: int, events: list[Kept]) -> None:
+    def _add_file(self, out: Intervals, index: int, events: KeptEvents) -> None:
         marks = []
         calls: dict[Any, tuple[int, int, str, Any]] = {}
-        for cat, name, ts, dur, tid, corr, *_ in events:
-            if cat in _RUNTIME_CATS:
-                start = _ns(ts)
-                calls[corr] = (start, start + _ns(dur), str(name), tid)
-            elif cat == "user_annotation":
-                m = _STEP.fullmatch(str(name))
+        for ev in events.runtime:
+            start = _ns(ev.ts)
+            calls[(ev.args or NO_ARGS).correlation] = (start, start + _ns(ev.dur),
+                                                       str(ev.name), ev.tid)
+        for ev in events.host:
+            if ev.cat == "user_annotation":
+                m = _STEP.fullmatch(str(ev.name))
                 if m:
-                    start = _ns(ts)
-                    marks.append(StepMark(int(m.group(1)), start, start + _ns(dur)))
+                    start = _ns(ev.ts)
+                    marks.append(StepMark(int(m.group(1)), start, start + _ns(ev.dur)))
         if not marks:
-            times = [(_ns(e[2]), _ns(e[2]) + _ns(e[3])) for e in events]
+            times = [(_ns(e.ts), _ns(e.ts) + _ns(e.dur))
+                     for kind in (events.runtime, events.device, events.host) for e in kind]
             lo = min((t[0] for t in times), default=0)
             hi = max((t[1] for t in times), default=0)
             if hi > lo:
@@ -139,12 +126,14 @@ class TorchIntervals:
         out.marks.extend(marks)
         launched = set()
         kind_of: dict[tuple[Any, str], str] = {}
-        for cat, name, ts, dur, tid, corr, device, stream, nbytes in events:
-            if cat not in _DEVICE_CATS:
-                continue
-            start = _ns(ts)
-            end = start + _ns(dur)
-            name = str(name)
+        new = tuple.__new__  # an event without NamedTuple's Python-level __new__
+        for ev in events.device:
+            cat = ev.cat
+            args = ev.args or NO_ARGS
+            corr, device, stream, nbytes = args.correlation, args.device, args.stream, args.bytes
+            start = _ns(ev.ts)
+            end = start + _ns(ev.dur)
+            name = str(ev.name)
             call = calls.get(corr)
             step = steps.at(call[0]) if call is not None else None
             if step is None:
@@ -157,36 +146,39 @@ class TorchIntervals:
                     MEMSET if cat in ("gpu_memset", "Memset") else
                     copy_kind(name) if cat in ("gpu_memcpy", "Memcpy") else
                     classify_kernel(name))
-            out.devices.append(DeviceEvent(
+            out.devices.append(new(DeviceEvent, (
                 start, end, "gpu:%s" % device, str(stream), kind, name,
                 int(nbytes) if isinstance(nbytes, (int, float)) else -1,
-                call[0] if call else -1, call[1] if call else -1, step))
+                call[0] if call else -1, call[1] if call else -1, step)))
         for corr, (start, end, name, tid) in calls.items():
             if _SYNC.match(name):
                 out.host.append(HostEvent(start, end, SYNC, name, str(tid)))
             elif corr in launched:
                 out.host.append(HostEvent(start, end, LAUNCH, name, str(tid)))
-        kinds: dict[tuple[Any, Any], Optional[str]] = {}
-        host = out.host
-        new = tuple.__new__  # HostEvent(...) without NamedTuple's Python-level __new__
-        for cat, name, ts, dur, tid, *_ in events:
-            if cat in _DEVICE_CATS or cat in _RUNTIME_CATS:
-                continue
-            if cat == "python_function" and user_frame(str(name)):
-                out.frames.append(HostEvent(_ns(ts), _ns(ts) + _ns(dur), PYTHON_FRAME,
-                                            str(name), tid))
-            key = (cat, name)
-            kind = kinds.get(key, "")
+        for ev in events.user_frames:
+            start = _ns(ev.ts)
+            out.frames.append(new(HostEvent, (start, start + _ns(ev.dur), PYTHON_FRAME,
+                                              str(ev.name), ev.tid)))
+        # a kind per category and name (None: not a kind of work, e.g. a scope)
+        kinds: dict[Any, dict[Any, Optional[str]]] = {}
+        add = out.host.append
+        for ev in events.host:
+            name = ev.name
+            of_cat = kinds.get(ev.cat)
+            if of_cat is None:
+                of_cat = kinds[ev.cat] = {}
+            kind = of_cat.get(name, "")
             if kind == "":
-                kind = kinds[key] = _host_kind(cat, str(name))
+                kind = of_cat[name] = _host_kind(ev.cat, str(name))
             if kind is None:
                 continue
+            ts, dur = ev.ts, ev.dur
             try:
                 start = int(ts * 1000 + 0.5)
                 end = start + int(dur * 1000 + 0.5)
             except TypeError:  # not numbers: a broken event
                 start, end = _ns(ts), _ns(ts) + _ns(dur)
-            host.append(new(HostEvent, (start, end, kind, name, tid)))
+            add(new(HostEvent, (start, end, kind, name, ev.tid)))
 
 
 def _host_kind(cat: Any, name: str) -> Optional[str]:

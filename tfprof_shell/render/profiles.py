@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tabulate import tabulate
 
 from ..formats import format_time
 from ..model import Model
@@ -44,6 +43,7 @@ def render_profiles(rows: list[ProfileRow]) -> Rendered:
               len(r.model.nodes), format_time(total_micros(r.model)),
               ", ".join(r.model.source.paths) or "-")
              for r in rows]
+    from tabulate import tabulate  # here: only the profiles command needs it (start-up time)
     text = tabulate(table, headers=["", "name", "kind", "steps", "nodes", "total time",
                                     "source"], tablefmt="plain", disable_numparse=True)
     return Rendered("\n".join(line.rstrip() for line in text.split("\n")) + "\n")

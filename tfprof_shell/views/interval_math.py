@@ -14,63 +14,87 @@ Span = tuple[int, int]
 
 def union(intervals: Iterable[Span]) -> list[Span]:
     """The merged list covering exactly the given intervals (empty ones dropped)."""
-    out: list[list[int]] = []
+    out: list[Span] = []
+    lo = hi = None
     for start, end in sorted(intervals):
         if end <= start:
             continue
-        if out and start <= out[-1][1]:
-            if end > out[-1][1]:
-                out[-1][1] = end
+        if hi is not None and start <= hi:
+            if end > hi:
+                hi = end
         else:
-            out.append([start, end])
-    return [(a, b) for a, b in out]
+            if hi is not None:
+                out.append((lo, hi))
+            lo, hi = start, end
+    if hi is not None:
+        out.append((lo, hi))
+    return out
 
 
 def length(merged: Iterable[Span]) -> int:
     """Total length of a merged list."""
-    return sum(b - a for a, b in merged)
+    return sum([b - a for a, b in merged])
 
 
 def intersect(a: list[Span], b: list[Span]) -> list[Span]:
     """The parts of ``a`` that are also in ``b``."""
     out: list[Span] = []
+    na, nb = len(a), len(b)
+    if not na or not nb:
+        return out
+    add = out.append
     i = j = 0
-    while i < len(a) and j < len(b):
-        lo = max(a[i][0], b[j][0])
-        hi = min(a[i][1], b[j][1])
+    a0, a1 = a[0]
+    b0, b1 = b[0]
+    while True:  # (plain locals: this runs per step and kind of a large trace)
+        lo = a0 if a0 > b0 else b0
+        hi = a1 if a1 < b1 else b1
         if lo < hi:
-            out.append((lo, hi))
-        if a[i][1] < b[j][1]:
+            add((lo, hi))
+        if a1 < b1:
             i += 1
+            if i == na:
+                return out
+            a0, a1 = a[i]
         else:
             j += 1
-    return out
+            if j == nb:
+                return out
+            b0, b1 = b[j]
 
 
 def subtract(a: list[Span], b: list[Span]) -> list[Span]:
     """The parts of ``a`` not in ``b``."""
     out: list[Span] = []
+    add = out.append
+    nb = len(b)
     j = 0
     for start, end in a:
         cur = start
-        while j < len(b) and b[j][1] <= cur:
+        while j < nb and b[j][1] <= cur:
             j += 1
         k = j
-        while k < len(b) and b[k][0] < end:
-            if b[k][0] > cur:
-                out.append((cur, b[k][0]))
-            cur = max(cur, b[k][1])
+        while k < nb:
+            b0, b1 = b[k]
+            if b0 >= end:
+                break
+            if b0 > cur:
+                add((cur, b0))
+            if b1 > cur:
+                cur = b1
             if cur >= end:
                 break
             k += 1
         if cur < end:
-            out.append((cur, end))
+            add((cur, end))
     return out
 
 
 def clip(merged: list[Span], lo: int, hi: int) -> list[Span]:
     """``merged`` cut to [lo, hi)."""
-    return intersect(merged, [(lo, hi)]) if lo < hi else []
+    if lo >= hi:
+        return []
+    return [(a if a > lo else lo, b if b < hi else hi) for a, b in merged if a < hi and b > lo]
 
 
 def gaps(merged: list[Span]) -> list[Span]:

@@ -201,10 +201,37 @@ def _window(merged: list[Span], lo: int, hi: int) -> list[Span]:
 
 
 def _host_unions(host: Sequence[HostEvent]) -> dict[str, list[Span]]:
-    by_kind: dict[str, list[Span]] = {}
+    """Each kind's merged list of the host events (one pass when they are sorted)."""
+    spans: dict[str, list[Span]] = {}
+    open_: dict[str, list[int]] = {}  # kind -> the [start, end] being merged
+    last = None
     for e in host:
-        by_kind.setdefault(e.kind, []).append((e.start, e.end))
-    return {kind: union(spans) for kind, spans in by_kind.items()}
+        start, end, kind = e[0], e[1], e[2]
+        if last is not None and start < last:
+            return {kind: union(evs) for kind, evs in _by_kind(host).items()}
+        last = start
+        if end <= start:
+            continue
+        cur = open_.get(kind)
+        if cur is None:
+            open_[kind] = [start, end]
+            spans[kind] = []
+        elif start <= cur[1]:
+            if end > cur[1]:
+                cur[1] = end
+        else:
+            spans[kind].append((cur[0], cur[1]))
+            cur[0], cur[1] = start, end
+    for kind, (start, end) in open_.items():
+        spans[kind].append((start, end))
+    return spans
+
+
+def _by_kind(host: Sequence[HostEvent]) -> dict[str, list[Span]]:
+    out: dict[str, list[Span]] = {}
+    for e in host:
+        out.setdefault(e.kind, []).append((e.start, e.end))
+    return out
 
 
 def step_breakdowns(iv: Intervals, steps: Optional[Sequence[int]] = None,

@@ -1,0 +1,100 @@
+"""A Chrome-trace JSON document -> its events, holding only the fields the loaders read.
+
+:func:`parse_trace_events` decodes the document straight into small typed
+records (:class:`TraceEvent`, :class:`EventArgs`) with msgspec: the fields
+no loader reads (``Input Dims``, ``Call stack``, flow ids, ...) are skipped
+while parsing, never built, which makes a large PyTorch trace parse about
+twice as fast as into dicts, in a fraction of the memory. A document the
+typed decoder refuses (a field of an unexpected kind, ``NaN`` literals, a
+byte-order mark, ...) is parsed by :func:`.json_doc.parse_json` and its
+events converted one by one, so every file reads as before; every value
+keeps the type the JSON gave it (``ts`` may be an int, a float or a string).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Union
+
+import msgspec
+
+from .json_doc import parse_json
+
+#: An args field the event does not have (EventArgs.name and .op only).
+UNSET: Any = msgspec.UNSET
+
+
+class EventArgs(msgspec.Struct, gc=False):
+    """The ``args`` of an event: PyTorch's ids, device and bytes; TF's node name and op.
+
+    Defaults are what the loaders take for a missing field; ``name`` and ``op``
+    are :data:`UNSET` when missing (a TF timeline event is told by having both).
+    """
+
+    external_id: Any = msgspec.field(name="External id", default=None)
+    correlation: Any = None
+    device: Any = 0
+    stream: Any = ""
+    bytes: Any = None
+    name: Any = UNSET
+    op: Any = UNSET
+
+
+class TraceEvent(msgspec.Struct, gc=False):
+    """One event of ``traceEvents``; ``args`` is None when the event has none."""
+
+    ph: Any = None
+    cat: Any = None
+    name: Any = ""
+    pid: Any = None
+    tid: Any = None
+    ts: Any = 0
+    dur: Any = 0
+    args: Optional[EventArgs] = None
+
+
+#: The args of an event without any (read-only by convention).
+NO_ARGS = EventArgs()
+
+
+class _Document(msgspec.Struct, gc=False):
+    traceEvents: Optional[list[TraceEvent]] = None  # noqa: N815 - the JSON key
+
+
+_ARG_KEYS = (("External id", "external_id"), ("correlation", "correlation"),
+             ("device", "device"), ("stream", "stream"), ("bytes", "bytes"),
+             ("name", "name"), ("op", "op"))
+_EVENT_KEYS = ("ph", "cat", "name", "pid", "tid", "ts", "dur")
+
+_decode = msgspec.json.Decoder(Union[_Document, list[TraceEvent]]).decode
+#: What the typed decoder raises for a document it does not read as typed events.
+_REFUSED = (msgspec.DecodeError, ValueError, RecursionError)
+
+
+def _event_of(ev: dict[str, Any]) -> TraceEvent:
+    """The TraceEvent of one event dict (args that are not an object count as none)."""
+    out = TraceEvent(**{k: ev[k] for k in _EVENT_KEYS if k in ev})
+    args = ev.get("args")
+    if isinstance(args, dict):
+        out.args = EventArgs(**{attr: args[k] for k, attr in _ARG_KEYS if k in args})
+    return out
+
+
+def parse_trace_events(data: bytes) -> Optional[list[TraceEvent]]:
+    """The events of the Chrome-trace document ``data`` (its ``traceEvents``, or the
+    document itself when it is a list), skipping entries that are not objects;
+    None when the document holds no event list.
+
+    Raises ValueError or RecursionError (as ``json.loads`` does) when ``data``
+    is not JSON.
+    """
+    try:
+        doc = _decode(data)
+    except _REFUSED:
+        pass
+    else:
+        return doc.traceEvents if isinstance(doc, _Document) else doc
+    generic = parse_json(data)
+    events = generic.get("traceEvents") if isinstance(generic, dict) else generic
+    if not isinstance(events, list):
+        return None
+    return [_event_of(e) for e in events if isinstance(e, dict)]
