@@ -506,6 +506,7 @@ def test_column_reading_gives_the_model_of_reading_every_event(tmp_path, seed, m
         space, picked = read_xspace_picked(path, pick)
         epoch, first = time_origin(space)
         host = Host(space, 0, "", -first, path, picked)
+        host.read_ids()
         model = X.model_from_hosts([host], epoch + first, Source("xplane", (path,)))
         return model, [(line.ids, line.has_frames) for line in host.lines], host.markers
 
@@ -597,20 +598,33 @@ def test_executor_ids_read_as_columns_give_what_reading_each_event_gives(
 
     monkeypatch.setattr(XS, "IDS_AS_COLUMNS_AT_LEAST", 1)
     monkeypatch.setattr(XS, "_ID_GROUP_AT_LEAST", 1)
+    pick_lines = XS._pick
+    id_picks = []  # the picks of Host.read_ids, which reads the ids as columns
+
+    def recorded(planes, only=None, with_ids=False):
+        found = pick_lines(planes, only, with_ids)
+        if with_ids:
+            id_picks.append(found)
+        return found
+
+    monkeypatch.setattr(XS, "_pick", recorded)
     sp, defect = _executor_space(seed)
     path = sp.write(tmp_path / "h.xplane.pb")
     built = []
     for pick in (True, False):
         space, picked = read_xspace_picked(path, pick)
+        assert not any(p.id_columns for p in picked.values())  # not when loading
         epoch, first = time_origin(space)
         host = Host(space, 0, "", -first, path, picked)
+        host.read_ids()
         model = model_from_hosts([host], epoch + first, Source("xplane", (path,)))
         traces = {name: node.trace for name, node in model.nodes.items()}
         built.append(([line.ids for line in host.lines], sorted(host.markers), traces,
                       model.steps))
         if pick:
-            as_columns = [p.id_columns for p in picked.values() if p.id_columns]
-            first_line = next(v.id_columns for (p, li), v in picked.items()
+            assert len(id_picks) == 1
+            as_columns = [p.id_columns for p in id_picks[0].values() if p.id_columns]
+            first_line = next(v.id_columns for (p, li), v in id_picks[0].items()
                               if space.planes[p].lines[li].name == "tf_Compute/0")
     assert built[0] == built[1]
     if defect == "none":
@@ -712,10 +726,10 @@ def test_a_failing_parent_stops_its_child(tmp_path, monkeypatch):
     monkeypatch.setattr(XS, "_in_pool_worker", lambda: False)  # other tests' threads
     pids = _children(monkeypatch)
 
-    def interrupted(cls, data):
+    def interrupted(data):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(XS, "parse_binary", interrupted)
+    monkeypatch.setattr(XS, "split_space", interrupted)
     with pytest.raises(KeyboardInterrupt):
         XS.read_xspace_picked(path)
     _no_child_left(pids)

@@ -7,14 +7,17 @@ planes (kernels and the TF op each names, or for XLA programs the node
 :mod:`.xla` maps them to), in picoseconds on one time axis. :mod:`.xplane`
 turns them into a Model.
 
-Host lines are first read as columns (``xplane_columns.proto``: each line's
-event fields as arrays, no message per event) to pick the events worth a
-message (:class:`Picked`); executor ids, one per executor event, are read as
-columns too (:func:`_id_columns`). On a multi-core POSIX machine a large
-file's largest lines are picked by a forked child process while the parent
-picks the others and parses the whole file (:class:`_PickingChild`); the
-child's result is the parent's own, and anywhere else (or if the child fails)
-the parent picks every line itself.
+The file is never parsed whole (:mod:`.xspace_lazy`): host lines are first
+read as columns (``xplane_columns.proto``: each line's event fields as
+arrays, no message per event) to pick the events worth a message
+(:class:`Picked`), then each line is split into its events' bytes and only
+the picked events are parsed, one line at a time. Executor ids, one per
+executor event, matter only to Python stacks: they are read when those are
+first looked up (:meth:`Host.read_ids`), as columns where there are many
+(:func:`_id_columns`). On a multi-core POSIX machine a large file's largest
+lines are picked by a forked child process while the parent picks the
+others (:class:`_PickingChild`); the child's result is the parent's own, and
+anywhere else (or if the child fails) the parent picks every line itself.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from .frame_lines import FrameLines, stacks_on
 from .pystack import Line, attach_traces, eager_execs, parse_py_frame, subtract_nested
 from .records import CPU_DEVICE, GPU_STREAM_ALL
 from .xspace_bytes import PlaneFields, plane_bytes
+from .xspace_lazy import EventsByIndex, HostPlane, LazyLine, SplitSpace, split_space
 
 if TYPE_CHECKING:
     from .xla import KernelOp, XlaKernels
@@ -112,10 +116,12 @@ class Picked:
 
 
 def read_xspace_picked(path: str, pick: bool = True) -> tuple[Any, dict[tuple[int, int], Picked]]:
-    """One ``.xplane.pb`` (optionally gzip-compressed) parsed; LoadError if it is
-    not one. With ``pick``, also each host line's :class:`Picked` by (plane index,
-    line index), from the same bytes read with ``xplane_columns.proto`` (each
-    line's event fields as arrays)."""
+    """One ``.xplane.pb`` (optionally gzip-compressed) split into its parts (a
+    :class:`.xspace_lazy.SplitSpace`: host lines parsed only when read; an
+    ``XSpace`` message where the bytes do not split so); LoadError if it is
+    not one. With ``pick``, also each host line's :class:`Picked` by (plane
+    index, line index), from the same bytes read with ``xplane_columns.proto``
+    (each line's event fields as arrays)."""
     if path.endswith(".riegeli"):
         raise LoadError("--profile_path %s: .xplane.riegeli files are not supported; "
                         "use the .xplane.pb files of the same run" % path)
@@ -125,10 +131,9 @@ def read_xspace_picked(path: str, pick: bool = True) -> tuple[Any, dict[tuple[in
     child = _PickingChild.start(planes, theirs.__contains__) if theirs else None
     if child is None:
         theirs = set()
-    # the parent's share first: its columns are dropped before the full parse
     picked = _pick(planes, lambda key: key not in theirs)
     try:
-        space = parse_binary(xplane_pb2.XSpace, data)
+        space: Any = split_space(data)
     except BaseException:
         if child is not None:
             child.abandon()
@@ -137,9 +142,28 @@ def read_xspace_picked(path: str, pick: bool = True) -> tuple[Any, dict[tuple[in
         got = child.result()
         picked.update(got if got is not None else _pick(planes, theirs.__contains__))
     del planes
+    if space is not None and not _lines_parse(space, picked):
+        space = None
+    if space is None:  # a full parse reads what did not split, or fails
+        space = parse_binary(xplane_pb2.XSpace, data)
     if space is None or not _looks_like_xspace(space):
         raise LoadError("--profile_path %s: not an XSpace (.xplane.pb) file" % path)
     return space, picked
+
+
+def _lines_parse(space: SplitSpace, picked: dict[tuple[int, int], Picked]) -> bool:
+    """Whether each host line's header parses, and the events of each line not
+    picked (a picked line's events parsed as columns already)."""
+    try:
+        for p, plane in enumerate(space.planes):
+            if isinstance(plane, HostPlane):
+                for li, line in enumerate(plane.lines):
+                    line.name  # noqa: B018 (parses the header)
+                    if (p, li) not in picked:
+                        line.events  # noqa: B018
+    except DecodeError:
+        return False
+    return True
 
 
 #: Files at least this large (bytes) are picked partly in a forked process
@@ -340,11 +364,13 @@ def _host_planes(data: bytes) -> list[_HostPlane]:
     return out
 
 
-def _pick(planes: list[_HostPlane], only: Optional[Callable[[tuple[int, int]], bool]] = None
-          ) -> dict[tuple[int, int], Picked]:
+def _pick(planes: list[_HostPlane], only: Optional[Callable[[tuple[int, int]], bool]] = None,
+          with_ids: bool = False) -> dict[tuple[int, int], Picked]:
     """Each host line's :class:`Picked` (with ``only``, of the lines it accepts),
     each line's bytes read with ``xplane_columns.proto`` (its event fields as
-    arrays); a line that does not parse gets none."""
+    arrays); a line that does not parse gets none. With ``with_ids``, also its
+    :attr:`Picked.id_columns` (executor ids are read only for Python stacks:
+    see :meth:`Host.read_ids`)."""
     out: dict[tuple[int, int], Picked] = {}
     for plane in planes:
         p, names = plane.index, plane.names
@@ -421,12 +447,13 @@ def _pick(planes: list[_HostPlane], only: Optional[Callable[[tuple[int, int]], b
                 op_durations if len(op_durations) == len(ops) else None, rest, rest_md,
                 stat_counts)
             n_ids = sum(stat_counts.get(k, 0) for k in id_stats)
-            with_ids = n_ids >= IDS_AS_COLUMNS_AT_LEAST and n_ids * _IDS_AS_COLUMNS_DENSITY >= n
+            as_columns = (with_ids and n_ids >= IDS_AS_COLUMNS_AT_LEAST
+                          and n_ids * _IDS_AS_COLUMNS_DENSITY >= n)
             untimed = len(ops) >= IDS_AS_COLUMNS_AT_LEAST and (
                 picked.op_offsets is None or picked.op_durations is None)
-            if with_ids or untimed:
+            if as_columns or untimed:
                 raw_events = xplane_stacks_pb2.LineRaw.FromString(raw).events
-                if with_ids:
+                if as_columns:
                     picked.id_columns = _line_id_columns(raw_events, rest, rest_md, other_ids,
                                                          id_stats, marker_stats)
                 if untimed:
@@ -709,6 +736,8 @@ class Host:
         #: lines read from columns with no op inside another (their ``ops`` stay
         #: empty; see :meth:`op_rows`)
         self.op_columns: dict[int, tuple[list[int], list[str], list[str], list[int]]] = {}
+        #: indices in :attr:`lines` of the lines whose ids :meth:`read_ids` reads
+        self._ids_later: list[int] = []
         for p, plane in enumerate(space.planes):
             if plane.name in HOST_PLANES:
                 self._read_host(plane, p, picked or {})
@@ -738,7 +767,9 @@ class Host:
             kinds[md_id], payloads[md_id] = _classify(md.name)
         frame_ids, py_ids = _python_ids((k, v.name) for k, v in plane.event_metadata.items())
         # Only these stats matter on other events (executor ids, step markers).
-        wanted = {k: v for k, v in stats.names.items() if v in ("step_num", "id")}
+        wanted = _wanted_stats(stats.names)
+        step_stats = {k: v for k, v in wanted.items() if v == "step_num"}
+        id_stats = [k for k, v in wanted.items() if v == "id"]
         eager_stats = {k: v for k, v in stats.names.items() if v in ("eager_op", "is_func")}
         special_ids = {k for k, kind in kinds.items() if kind not in (_OP, _PY, _OTHER)}
         for li, xline in enumerate(plane.lines):
@@ -746,26 +777,84 @@ class Host:
                 continue
             line = Line(where=(p, li))
             base = (self.shift_ns + xline.timestamp_ns) * 1000
-            events = xline.events
-            n = len(events)
             pick = picked.get((p, li))
-            if pick is not None and pick.n_events == n:  # no event left its id out
-                line.has_frames = pick.has_frames
-                self._read_ops(pick, events, base, payloads, line)
-                special = (list(compress(pick.rest_indices,
-                                         map(special_ids.__contains__, pick.rest_ids)))
-                           if special_ids else [])
-                self._read_events(special, events, base, kinds, payloads, stats,
-                                  eager_stats, wanted, line)
-                self._read_other(pick, events, base, kinds, wanted, line)
-            else:
-                ids = [ev.metadata_id for ev in events]
-                line.has_frames = any(map(frame_ids.__contains__, ids))
-                # Python-tracer events (most of a traced thread) get no message at all.
-                chosen = compress(range(n), map(not_, map(py_ids.__contains__, ids)))
-                self._read_events(chosen, events, base, kinds, payloads, stats,
-                                  eager_stats, wanted, line)
+            try:
+                # a picked line is read by index: each event read parsed alone
+                events = (xline.event_bytes() if pick is not None and isinstance(xline, LazyLine)
+                          else xline.events)
+                n = len(events)
+                if pick is not None and pick.n_events == n:  # no event left its id out
+                    line.has_frames = pick.has_frames
+                    self._read_ops(pick, events, base, payloads, line)
+                    special = (list(compress(pick.rest_indices,
+                                             map(special_ids.__contains__, pick.rest_ids)))
+                               if special_ids else [])
+                    self._read_events(special, events, base, kinds, payloads, stats,
+                                      eager_stats, wanted, line)
+                    # executor ids only matter to Python stacks: read when those are
+                    self._read_other(pick, events, base, kinds, step_stats, line, self.markers)
+                    if any(map(pick.stat_counts.get, id_stats)):
+                        self._ids_later.append(len(self.lines))
+                else:
+                    if isinstance(events, EventsByIndex):
+                        events = xline.events
+                    ids = [ev.metadata_id for ev in events]
+                    line.has_frames = any(map(frame_ids.__contains__, ids))
+                    # Python-tracer events (most of a traced thread) get no message at all.
+                    chosen = compress(range(n), map(not_, map(py_ids.__contains__, ids)))
+                    self._read_events(chosen, events, base, kinds, payloads, stats,
+                                      eager_stats, wanted, line)
+            except DecodeError:  # a line split from the file, read only now
+                raise LoadError("--profile_path %s: not an XSpace (.xplane.pb) file"
+                                % self.path) from None
             self.lines.append(line)
+
+    def read_ids(self) -> None:
+        """Fill the executor ids (``Line.ids``) of the lines read from columns
+        (loading leaves them out: only Python stacks need them), reading those
+        lines again from the file (or the kept XSpace) as columns."""
+        later, self._ids_later = self._ids_later, []
+        if not later:
+            return
+        where = {self.lines[i].where: self.lines[i] for i in later}
+        planes = self._host_planes_again({p for p, _ in where})
+        picked = _pick(planes, where.__contains__, with_ids=True)
+        changed = LoadError("--profile_path %s: the file changed since it was loaded"
+                            % self.path)
+        for plane in planes:
+            kinds = {k: _classify(name)[0] for k, name in plane.names}
+            wanted = _wanted_stats(plane.stat_names)
+            for li, raw in enumerate(plane.lines):
+                line = where.get((plane.index, li))
+                if line is None:
+                    continue
+                pick = picked.get((plane.index, li))
+                try:
+                    split = xplane_stacks_pb2.LineSplit.FromString(raw)
+                except DecodeError:
+                    raise changed from None
+                events = EventsByIndex(split.events)
+                if pick is None or pick.n_events != len(events):
+                    raise changed
+                base = (self.shift_ns + split.timestamp_ns) * 1000
+                # markers were read when loading
+                self._read_other(pick, events, base, kinds, wanted, line, [])
+
+    def _host_planes_again(self, wanted: set[int]) -> list[_HostPlane]:
+        """The host planes at indices ``wanted``, split from the file again (or
+        from the kept XSpace)."""
+        if self.path:
+            planes = _host_planes(read_unzipped(self.path, "profile_path"))
+            return [plane for plane in planes if plane.index in wanted]
+        out = []
+        for p, plane in enumerate(self._kept.planes if self._kept is not None else ()):
+            if p in wanted:
+                lines = [line.raw if isinstance(line, LazyLine) else line.SerializeToString()
+                         for line in plane.lines]
+                out.append(_HostPlane(p, [(k, md.name) for k, md in plane.event_metadata.items()],
+                                      {k: md.name for k, md in plane.stat_metadata.items()},
+                                      lines))
+        return out
 
     def _read_events(self, chosen: Iterable[int], events: Any, base: int,
                      kinds: dict[int, int], payloads: dict[int, Any], stats: _Stats,
@@ -800,7 +889,7 @@ class Host:
                 self.memory.append((start, payloads[md_id], stats.of(ev)))
         if marks:
             ids: list[tuple[int, tuple[int, int, int]]] = []
-            self._read_marks_at(marks, events, base, wanted, ids)
+            self._read_marks_at(marks, events, base, wanted, ids, self.markers)
             line.ids.extend(map(itemgetter(1), ids))
 
     def _read_ops(self, pick: Picked, events: Any, base: int, payloads: dict[int, Any],
@@ -839,8 +928,10 @@ class Host:
                 list(map(itemgetter(3), ops)), list(map(itemgetter(4), ops)))
 
     def _read_other(self, pick: Picked, events: Any, base: int, kinds: dict[int, int],
-                    wanted: dict[int, str], line: Line) -> None:
-        """Step markers and executor ids: only events with a wanted stat count, and
+                    wanted: dict[int, str], line: Line,
+                    markers: list[tuple[int, int, int]]) -> None:
+        """Step markers (into ``markers``) and executor ids (into ``line.ids``) as far as
+        ``wanted`` names their stats: only events with a wanted stat count, and
         the line's stat column says how many wanted stats there are. Events whose
         metadata's first event has one are read first; the others only if those
         did not hold them all. Events the pick read as columns
@@ -863,13 +954,13 @@ class Host:
         found = 0
         if one_by_one:
             found = self._read_marks_at(list(compress(idx, map(one_by_one.__contains__, mds))),
-                                        events, base, wanted, ids)
+                                        events, base, wanted, ids, markers)
         for indices, _, _, _ in as_columns:
             found += len(indices)  # one wanted stat each (see _id_columns)
         if found != total:
             others = [i for i, md_id in zip(idx, mds)
                       if md_id not in likely and kind_of(md_id, _OTHER) == _OTHER]
-            self._read_marks_at(others, events, base, wanted, ids)
+            self._read_marks_at(others, events, base, wanted, ids, markers)
         # each part is in event order; several are merged
         parts = [[(base + offset, base + offset + dur, value)
                   for offset, dur, value in zip(offsets, durations, values)]
@@ -886,13 +977,13 @@ class Host:
 
     def _read_marks_at(self, chosen: list[int], events: Any, base: int,
                        wanted: dict[int, str],
-                       ids: list[tuple[int, tuple[int, int, int]]]) -> int:
-        """Step markers (into :attr:`markers`) and executor ids (into ``ids``, with
+                       ids: list[tuple[int, tuple[int, int, int]]],
+                       markers: list[tuple[int, int, int]]) -> int:
+        """Step markers (into ``markers``) and executor ids (into ``ids``, with
         their event index) of the events at ``chosen``; an event with both is a
         marker. Returns how many wanted stats the events had."""
         get = wanted.get
         found = 0
-        markers = self.markers
         for i, ev in zip(chosen, map(events.__getitem__, chosen)):
             step = ident = None
             for st in ev.stats:
@@ -921,6 +1012,7 @@ class Host:
         lines with Python frames again (once)."""
         if not self.has_frames:
             return
+        self.read_ids()
         source = FrameLines(self._kept, self.path,
                             [line.where for line in self.lines if line.has_frames])
         self._kept = None
@@ -1036,6 +1128,11 @@ class Host:
         ex = Exec(start, dur, self.prefix + op.name, op.op, device)
         self.kernels.append(ex)
         self.xla.record(ex, op, kernel, gpu, line)
+
+
+def _wanted_stats(names: dict[int, str]) -> dict[int, str]:
+    """The stats that matter on events of no other kind: step markers and executor ids."""
+    return {k: v for k, v in names.items() if v in ("step_num", "id")}
 
 
 def _classify(name: str) -> tuple[int, Any]:
