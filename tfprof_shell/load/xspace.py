@@ -94,7 +94,9 @@ class Picked:
     Events are split by their metadata: TF-op events (``op_*``, their times too
     where the line's offset or duration column is aligned, else None), and
     the rest (``rest_*``) that are not Python-tracer events; Python-tracer
-    events get no message at all.
+    events get no message at all. The rest holds every other event only where
+    the line has step markers or executor ids are read (see :func:`_pick`);
+    else just the events of special kinds (eager ops, kernels, memory).
     """
 
     n_events: int
@@ -378,6 +380,7 @@ def _pick(planes: list[_HostPlane], only: Optional[Callable[[tuple[int, int]], b
         kinds = [(k, _classify(name)[0]) for k, name in names]
         op_ids = {k for k, kind in kinds if kind == _OP}
         other_ids = {k for k, kind in kinds if kind == _OTHER}
+        special_ids = {k for k, kind in kinds if kind not in (_OP, _PY, _OTHER)}
         id_stats = {k for k, name in plane.stat_names.items() if name == "id"}
         marker_stats = {k for k, name in plane.stat_names.items() if name == "step_num"}
         keep_of = dict.fromkeys(py_ids, False)
@@ -399,6 +402,10 @@ def _pick(planes: list[_HostPlane], only: Optional[Callable[[tuple[int, int]], b
             rest: list[int] = []
             rest_md: list[int] = []
             has_frames = False
+            stat_counts = Counter(events.stats.metadata_id)
+            # All the rest only where markers (or ids) are read from it; else
+            # only the events of special kinds (eager ops, memory).
+            all_rest = with_ids or any(map(stat_counts.get, marker_stats))
             # In slices: a list of millions of ints would cost hundreds of MB.
             # Reading a column costs per element, so the time columns are
             # sliced where most events are ops and indexed where few are.
@@ -414,22 +421,32 @@ def _pick(planes: list[_HostPlane], only: Optional[Callable[[tuple[int, int]], b
                 if not count:
                     continue
                 if count == len(part):
-                    kept, kept_md = list(range(k, k + count)), part
+                    kept, kept_md = range(k, k + count), part
                 else:
                     local = (list(compress(range(len(part)), mask)) if count * 16 > len(part)
                              else _positions(mask, count))
                     kept = list(map(k.__add__, local)) if k else local
                     kept_md = list(map(part.__getitem__, local))
                 if op_ids.isdisjoint(kept_md):
-                    rest += kept
-                    rest_md += kept_md
+                    if all_rest:
+                        rest += kept
+                        rest_md += kept_md
+                    elif not special_ids.isdisjoint(kept_md):
+                        is_special = list(map(special_ids.__contains__, kept_md))
+                        rest += compress(kept, is_special)
+                        rest_md += compress(kept_md, is_special)
                     continue
                 is_op = list(map(op_ids.__contains__, kept_md))
                 these = list(compress(kept, is_op))
                 ops += these
                 op_md += compress(kept_md, is_op)
-                rest += compress(kept, map(not_, is_op))
-                rest_md += compress(kept_md, map(not_, is_op))
+                if all_rest:
+                    rest += compress(kept, map(not_, is_op))
+                    rest_md += compress(kept_md, map(not_, is_op))
+                elif not special_ids.isdisjoint(kept_md):  # no op is special
+                    is_special = list(map(special_ids.__contains__, kept_md))
+                    rest += compress(kept, is_special)
+                    rest_md += compress(kept_md, is_special)
                 if len(these) * 4 >= len(part):
                     in_part = (is_op if len(kept) == len(part)
                                else list(map(op_ids.__contains__, part)))
@@ -440,7 +457,6 @@ def _pick(planes: list[_HostPlane], only: Optional[Callable[[tuple[int, int]], b
                         into += compress(column[k:k + _SLICE], in_part)
                     else:
                         into += map(column.__getitem__, these)
-            stat_counts = Counter(events.stats.metadata_id)
             del events, ids, offsets, durations
             picked = out[(p, li)] = Picked(
                 n, has_frames, ops, op_md, op_offsets if len(op_offsets) == len(ops) else None,
