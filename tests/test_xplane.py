@@ -453,6 +453,7 @@ def _random_space(seed):
     import random
 
     rng = random.Random(seed)
+    mixed_eager, funcs = rng.random() < 0.3, rng.random() < 0.5
     sp = Space()
     plane = sp.plane("/host:CPU")
     py = plane.line("python")
@@ -463,8 +464,16 @@ def _random_space(seed):
         py.event("$train.py:%d main" % rng.randrange(1, 5), start + 1, 300)
         py.event("FunctionRun", start + 2, 200, id=step + 1)
         if rng.random() < 0.5:
-            py.event("EagerExecute", start + 3, 5, eager_op="AddV2")
-            py.event("EagerKernelExecute", start + 4, 1)
+            # eager ops whose stats the column reader takes, or leaves to messages
+            eager = {"eager_op": rng.choice(["AddV2", "MatMul"])}
+            if mixed_eager:
+                eager = rng.choice([eager, {"is_func": rng.choice([0, 1]), **eager},
+                                    {**eager, "_r": 1}, {}, {"eager_op": 7}])
+            elif funcs:
+                eager["is_func"] = rng.choice([0, 1])
+            py.event("EagerExecute", start + 3, rng.choice([5, 5, 0]) if mixed_eager else 5,
+                     **eager)
+            py.event("EagerKernelExecute", start + 4, rng.choice([1, 1, 0]))
         t += 500
     for c in range(rng.randrange(1, 4)):
         line = plane.line("tf_Compute/%d" % c)

@@ -104,3 +104,42 @@ def test_ids_from_a_kept_space_are_those_read_from_the_file(tmp_path):
         found.append([list(line.ids) for line in host.lines])
     assert found[0] == found[1]
     assert any(found[0])
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_eager_ops_read_as_columns_are_those_read_one_event_at_a_time(tmp_path, seed):
+    import random
+
+    from tfprof_shell.load.xspace import Host, read_xspace_picked, time_origin
+    from xspace_builder import U64
+
+    rng = random.Random(seed)
+    sp = Space()
+    py = sp.plane("/host:CPU").line("python")
+    shape = rng.choice(["plain", "func", "extra", "mixed", "ref-like int", "no op"])
+    t = 1.0
+    for k in range(rng.randrange(1, 40)):
+        stats = {"eager_op": rng.choice(["AddV2", "MatMul", "Cast", ""])}
+        if shape == "func":
+            stats["is_func"] = rng.choice([0, 1, U64(1)]) if seed % 2 else rng.choice([0, 1])
+        elif shape == "extra":
+            stats = {"_r": k, **stats, "is_func": 0}
+        elif shape == "mixed":
+            stats = rng.choice([stats, {}, {"is_func": 1, **stats}, {"eager_op": 3}])
+        elif shape == "ref-like int":
+            stats["eager_op"] = k
+        elif shape == "no op":
+            stats = {"is_func": rng.choice([0, 1])}
+        py.event("EagerExecute", t, rng.choice([3, 3, 0]) if shape == "mixed" else 3, **stats)
+        py.event("EagerKernelExecute", t + 1, rng.choice([1, 1, 1, 0]))
+        py.event("dense/MatMul:MatMul", t + 1.5, 0.2)
+        t += rng.choice([4, 5])
+    path = sp.write(tmp_path / "h.xplane.pb")
+    found = []
+    for pick in (True, False):
+        space, picked = read_xspace_picked(path, pick)
+        _, first = time_origin(space)
+        host = Host(space, 0, "", -first, path, picked)
+        found.append([(line.eagers, line.kernels, line.runs) for line in host.lines])
+    assert found[0] == found[1]
+    assert any(eagers or kernels for eagers, kernels, _ in found[0])

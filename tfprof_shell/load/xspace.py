@@ -45,7 +45,8 @@ from .frame_lines import FrameLines, stacks_on
 from .pystack import Line, attach_traces, eager_execs, parse_py_frame, subtract_nested
 from .records import CPU_DEVICE, GPU_STREAM_ALL
 from .xspace_bytes import PlaneFields, plane_bytes
-from .xspace_lazy import EventsByIndex, HostPlane, LazyLine, SplitSpace, split_space
+from .xspace_lazy import (EventsByIndex, HostPlane, LazyLine, SplitSpace, events_at,
+                          split_space)
 
 if TYPE_CHECKING:
     from .xla import KernelOp, XlaKernels
@@ -607,6 +608,79 @@ def _slot_values(raw_events: Any, indices: list[int], slot: int, each: int
     return None
 
 
+def _event_times(parts: list[bytes]) -> Optional[tuple[list[int], list[int]]]:
+    """(offsets, durations) of events given as their bytes, in one parse; None
+    unless every one wrote both (proto3 leaves zeros out) and none is an
+    aggregate (``num_occurrences``)."""
+    parsed = xplane_columns_pb2.EventValues.FromString(b"".join(parts))
+    n = len(parts)
+    if parsed.num_occurrences or len(parsed.offset_ps) != n or len(parsed.duration_ps) != n:
+        return None
+    return parsed.offset_ps[:], parsed.duration_ps[:]
+
+
+def _eager_values(parts: list[bytes], md_ids: list[int], eager_stats: dict[int, str],
+                  stats: _Stats) -> Optional[tuple[list[Any], list[Any]]]:
+    """The ``eager_op`` and ``is_func`` values of EagerExecute events given as
+    their bytes (of metadata ``md_ids``), as :meth:`_Stats.pick` gives them
+    (the event's last stat of each name, else its metadata's), or None unless
+    every event has the same stats in the same order and each of the two is
+    of one value kind throughout. The stats of the joined events merge into
+    one column; a boundary stat put before each event's shows where they begin.
+    """
+    n = len(parts)
+    joined = _BOUNDARY + _BOUNDARY.join(parts)
+    ids = xplane_columns_pb2.EventValues.FromString(joined).stats.metadata_id[:]
+    each, rem = divmod(len(ids), n)
+    if rem or ids.count(_BOUNDARY_ID) != n or ids[::each].count(_BOUNDARY_ID) != n:
+        return None
+    slots: dict[str, int] = {}
+    for j in range(1, each):
+        at_j = set(ids[j::each])
+        if len(at_j) != 1:
+            return None
+        name = eager_stats.get(at_j.pop())
+        if name is not None:
+            slots[name] = j  # the last one wins
+    raw = xplane_columns_pb2.EventStatsRaw.FromString(joined).stats if slots else []
+    if slots and len(raw) != n * each:
+        return None
+    out = []
+    for name in ("eager_op", "is_func"):
+        j = slots.get(name)
+        if j is None:  # from the metadata of each event
+            out.append([stats.of_metadata(md, eager_stats).get(name) for md in md_ids])
+            continue
+        column = _stat_values(raw[j::each], stats.names)
+        if column is None:
+            return None
+        out.append(column)
+    return out[0], out[1]
+
+
+def _stat_values(raw_stats: list[bytes], names: dict[int, str]) -> Optional[list[Any]]:
+    """The values of stats given as their bytes, as :meth:`_Stats.value` gives them,
+    if all are of one kind (not bytes, which may be compressed), else None."""
+    n = len(raw_stats)
+    parsed = xplane_columns_pb2.StatValues.FromString(b"".join(raw_stats))
+    kinds = {"double": parsed.double_value, "uint64": parsed.uint64_value,
+             "int64": parsed.int64_value, "str": parsed.str_value,
+             "bytes": parsed.bytes_value, "ref": parsed.ref_value}
+    sizes = {kind: len(column) for kind, column in kinds.items()}
+    full = [kind for kind, size in sizes.items() if size == n]
+    if len(full) != 1 or sum(sizes.values()) != n or full[0] == "bytes":
+        return None
+    column = kinds[full[0]][:]
+    if full[0] == "str":
+        try:
+            return [value.decode("utf-8") for value in column]
+        except UnicodeDecodeError:
+            return None
+    if full[0] == "ref":
+        return [names.get(value, "") for value in column]
+    return column
+
+
 def _positions(mask: list[bool], count: int) -> list[int]:
     """The indices of the ``count`` True values of ``mask`` (few of many: a
     C-level search for each is cheaper than a pass over all)."""
@@ -666,7 +740,7 @@ class _Stats:
         #: (id of a name table, event metadata id) -> that metadata's stats by name
         self._md_stats: dict[tuple[int, int], dict[str, Any]] = {}
 
-    def _of_md(self, md_id: int, ids: dict[int, str]) -> dict[str, Any]:
+    def of_metadata(self, md_id: int, ids: dict[int, str]) -> dict[str, Any]:
         """The stats of event metadata ``md_id`` named by ``ids``, read once."""
         key = (id(ids), md_id)
         found = self._md_stats.get(key)
@@ -685,7 +759,7 @@ class _Stats:
 
     def pick(self, event: Any, ids: dict[int, str]) -> dict[str, Any]:
         """The stats of :meth:`of` whose metadata ids are in ``ids`` (id -> name)."""
-        base = self._of_md(event.metadata_id, ids)
+        base = self.of_metadata(event.metadata_id, ids)
         out = dict(base) if base else {}
         for st in event.stats:
             name = ids.get(st.metadata_id)
@@ -805,6 +879,9 @@ class Host:
                     special = (list(compress(pick.rest_indices,
                                              map(special_ids.__contains__, pick.rest_ids)))
                                if special_ids else [])
+                    if isinstance(events, EventsByIndex) and special:
+                        special = self._read_eager_columns(special, events, base, kinds, stats,
+                                                           eager_stats, line)
                     self._read_events(special, events, base, kinds, payloads, stats,
                                       eager_stats, wanted, line)
                     # executor ids only matter to Python stacks: read when those are
@@ -877,10 +954,11 @@ class Host:
                      eager_stats: dict[int, str], wanted: dict[int, str], line: Line) -> None:
         """Read the events at ``chosen`` (indices, ascending) one message each."""
         kind_of = kinds.get
+        eager_name, value = eager_stats.get, stats.value
         ops = line.ops
         chosen = list(chosen)
         marks: list[int] = []
-        for i, ev in zip(chosen, map(events.__getitem__, chosen)):
+        for i, ev in zip(chosen, events_at(events, chosen)):
             md_id = ev.metadata_id
             kind = kind_of(md_id, _OTHER)
             if kind == _OTHER:
@@ -897,9 +975,16 @@ class Host:
             if kind == _EAGER_KERNEL:
                 line.kernels.append((start, end))
             elif kind == _EAGER:
-                st = stats.pick(ev, eager_stats)
-                op = st.get("eager_op")
-                if op and not st.get("is_func"):
+                # stats.pick(ev, eager_stats) without the dict: the last of each wins
+                defaults = stats.of_metadata(md_id, eager_stats)
+                op, is_func = defaults.get("eager_op"), defaults.get("is_func")
+                for st in ev.stats:
+                    stat_name = eager_name(st.metadata_id)
+                    if stat_name == "eager_op":
+                        op = value(st)
+                    elif stat_name is not None:
+                        is_func = value(st)
+                if op and not is_func:
                     line.eagers.append((start, end, op if type(op) is str else str(op)))
             elif kind == _MEMORY:
                 self.memory.append((start, payloads[md_id], stats.of(ev)))
@@ -907,6 +992,47 @@ class Host:
             ids: list[tuple[int, tuple[int, int, int]]] = []
             self._read_marks_at(marks, events, base, wanted, ids, self.markers)
             line.ids.extend(map(itemgetter(1), ids))
+
+    def _read_eager_columns(self, special: list[int], events: EventsByIndex, base: int,
+                            kinds: dict[int, int], stats: _Stats, eager_stats: dict[int, str],
+                            line: Line) -> list[int]:
+        """Read the eager ops and their kernels among ``special`` (ascending indices)
+        as :meth:`_read_events` would, from columns (:func:`_event_times`,
+        :func:`_eager_values`) where their events allow; returns the indices left
+        to read one message each."""
+        raw = events.raw()
+        parts = list(map(raw.__getitem__, special))
+        md_ids = xplane_columns_pb2.EventValues.FromString(b"".join(parts)).metadata_id[:]
+        if len(md_ids) != len(special):  # an event of metadata id 0
+            return special
+        kind_of = kinds.get
+        of_kind = list(map(kind_of, md_ids))
+        left = []
+        for kind in (_EAGER_KERNEL, _EAGER):
+            mask = list(map(kind.__eq__, of_kind))
+            these = list(compress(parts, mask))
+            if not these:
+                continue
+            times = _event_times(these)
+            found = None
+            if times is not None and kind == _EAGER:
+                found = _eager_values(these, list(compress(md_ids, mask)), eager_stats, stats)
+            if times is None or (kind == _EAGER and found is None):
+                left += compress(special, mask)
+                continue
+            starts = list(map(base.__add__, times[0]))
+            ends = list(map(add, starts, times[1]))
+            if kind == _EAGER_KERNEL:
+                line.kernels.extend(zip(starts, ends))
+                continue
+            assert found is not None
+            line.eagers.extend((start, end, op if type(op) is str else str(op))
+                               for start, end, op, is_func in zip(starts, ends, *found)
+                               if op and not is_func)
+        for kind in set(of_kind).difference((_EAGER_KERNEL, _EAGER)):
+            left += compress(special, map(kind.__eq__, of_kind))
+        left.sort()
+        return left
 
     def _read_ops(self, pick: Picked, events: Any, base: int, payloads: dict[int, Any],
                   line: Line) -> None:
@@ -918,10 +1044,10 @@ class Host:
             return
         offsets = pick.op_offsets
         if offsets is None:
-            offsets = list(map(_OFFSET, map(events.__getitem__, chosen)))
+            offsets = list(map(_OFFSET, events_at(events, chosen)))
         durations = pick.op_durations
         if durations is None:
-            durations = list(map(_DURATION, map(events.__getitem__, chosen)))
+            durations = list(map(_DURATION, events_at(events, chosen)))
         starts = list(map(base.__add__, offsets))
         ends = list(map(add, starts, durations))
         named = list(map(payloads.__getitem__, pick.op_ids))
@@ -959,9 +1085,9 @@ class Host:
         idx, mds = pick.rest_indices, pick.rest_ids
         first = dict(zip(reversed(mds), reversed(idx)))  # linear in any metadata count
         likely = set()
-        for md_id, i in first.items():
-            if kind_of(md_id, _OTHER) == _OTHER and any(
-                    map(wanted.__contains__, (st.metadata_id for st in events[i].stats))):
+        firsts = [(md_id, i) for md_id, i in first.items() if kind_of(md_id, _OTHER) == _OTHER]
+        for (md_id, _), ev in zip(firsts, events_at(events, [i for _, i in firsts])):
+            if any(map(wanted.__contains__, (st.metadata_id for st in ev.stats))):
                 likely.add(md_id)
         as_columns = [found for md_id, found in (pick.id_columns or {}).items()
                       if md_id in likely]
@@ -1000,7 +1126,7 @@ class Host:
         marker. Returns how many wanted stats the events had."""
         get = wanted.get
         found = 0
-        for i, ev in zip(chosen, map(events.__getitem__, chosen)):
+        for i, ev in zip(chosen, events_at(events, chosen)):
             step = ident = None
             for st in ev.stats:
                 name = get(st.metadata_id)

@@ -18,16 +18,18 @@ The result stands in for an ``XSpace`` message where the loader reads one:
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from itertools import chain
+from typing import Any, Iterable, Optional
 
 from google.protobuf.message import DecodeError
 
 from ..proto import xplane_pb2, xplane_stacks_pb2
-from .wire import LEN, field_spans
+from .wire import LEN, field_spans, length_prefix
 
 #: Planes whose lines are read one at a time (the host threads).
 LAZY_PLANES = ("/host:CPU", "Host Threads")
 _PLANES, _NAME, _LINES = 1, 2, 3
+_EVENTS = 4  # XLine.events
 
 
 class LazyLine:
@@ -94,6 +96,34 @@ class EventsByIndex:
     def raw(self) -> Any:
         """Each event's bytes (a repeated bytes field)."""
         return self._raw
+
+    def many(self, indices: list[int]) -> Any:
+        """The events at ``indices`` (in that order), parsed at once: their bytes
+        joined, each framed as an event of an ``XLine``."""
+        raw = self._raw
+        parts = list(map(raw.__getitem__, indices))
+        framed = b"".join(chain.from_iterable(zip(map(_EVENT_HEAD.__getitem__, map(len, parts)),
+                                                  parts)))
+        return xplane_pb2.XLine.FromString(framed).events
+
+
+def events_at(events: Any, indices: list[int]) -> Iterable[Any]:
+    """The events at ``indices`` of a line's events (a repeated message field or
+    :class:`EventsByIndex`), as messages."""
+    if isinstance(events, EventsByIndex):
+        return events.many(indices)
+    return map(events.__getitem__, indices)
+
+
+class _EventHeads(dict):
+    """Byte length -> the tag and length that open an XLine event of that length."""
+
+    def __missing__(self, length: int) -> bytes:
+        head = self[length] = length_prefix(_EVENTS, length)
+        return head
+
+
+_EVENT_HEAD = _EventHeads()
 
 
 class HostPlane:
