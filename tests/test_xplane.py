@@ -687,6 +687,7 @@ def test_lines_picked_in_a_forked_child_are_picked_as_here(tmp_path, seed, monke
     monkeypatch.setattr(XS, "FORK_AT_LEAST", 0)
     monkeypatch.setattr(XS, "_cores", lambda: 2)
     monkeypatch.setattr(XS, "_in_pool_worker", lambda: False)  # other tests' threads
+    monkeypatch.setattr(XS, "_busy", lambda: False)  # other work on the machine
     pids = _children(monkeypatch)
     assert _picks(path) == serial
     _no_child_left(pids)  # a child did pick, and has ended
@@ -698,6 +699,24 @@ def test_lines_picked_in_a_forked_child_are_picked_as_here(tmp_path, seed, monke
     _no_child_left(pids)
 
 
+def test_no_child_is_forked_without_an_idle_core(tmp_path, monkeypatch):
+    from tfprof_shell.load import xspace as XS
+
+    path = _executor_space(0)[0].write(tmp_path / "h.xplane.pb")
+    serial = _picks(path)
+    monkeypatch.setattr(XS, "FORK_AT_LEAST", 0)
+    monkeypatch.setattr(XS, "_cores", lambda: 2)
+    monkeypatch.setattr(XS, "_in_pool_worker", lambda: False)  # other tests' threads
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.0, 1.0, 1.0), raising=False)
+    pids = _children(monkeypatch)
+    assert _picks(path) == serial
+    assert not pids
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.2, 1.0, 1.0), raising=False)
+    if hasattr(os, "fork"):
+        assert _picks(path) == serial
+        _no_child_left(pids)
+
+
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork")
 def test_a_failing_child_leaves_the_picks_to_the_parent(tmp_path, monkeypatch):
     from tfprof_shell.load import xspace as XS
@@ -707,6 +726,7 @@ def test_a_failing_child_leaves_the_picks_to_the_parent(tmp_path, monkeypatch):
     monkeypatch.setattr(XS, "FORK_AT_LEAST", 0)
     monkeypatch.setattr(XS, "_cores", lambda: 2)
     monkeypatch.setattr(XS, "_in_pool_worker", lambda: False)  # other tests' threads
+    monkeypatch.setattr(XS, "_busy", lambda: False)  # other work on the machine
     parent, pick = os.getpid(), XS._pick
     pids = _children(monkeypatch)
 
@@ -733,6 +753,7 @@ def test_a_failing_parent_stops_its_child(tmp_path, monkeypatch):
     monkeypatch.setattr(XS, "FORK_AT_LEAST", 0)
     monkeypatch.setattr(XS, "_cores", lambda: 2)
     monkeypatch.setattr(XS, "_in_pool_worker", lambda: False)  # other tests' threads
+    monkeypatch.setattr(XS, "_busy", lambda: False)  # other work on the machine
     pids = _children(monkeypatch)
 
     def interrupted(data):

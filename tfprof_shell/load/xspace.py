@@ -137,6 +137,7 @@ def read_xspace_picked(path: str, pick: bool = True) -> tuple[Any, dict[tuple[in
     picked = _pick(planes, lambda key: key not in theirs)
     try:
         space: Any = split_space(data)
+        heads = space is not None and _lines_parse(space)
     except BaseException:
         if child is not None:
             child.abandon()
@@ -145,7 +146,7 @@ def read_xspace_picked(path: str, pick: bool = True) -> tuple[Any, dict[tuple[in
         got = child.result()
         picked.update(got if got is not None else _pick(planes, theirs.__contains__))
     del planes
-    if space is not None and not _lines_parse(space, picked):
+    if space is not None and not (heads and _lines_parse(space, picked)):
         space = None
     if space is None:  # a full parse reads what did not split, or fails
         space = parse_binary(xplane_pb2.XSpace, data)
@@ -154,15 +155,17 @@ def read_xspace_picked(path: str, pick: bool = True) -> tuple[Any, dict[tuple[in
     return space, picked
 
 
-def _lines_parse(space: SplitSpace, picked: dict[tuple[int, int], Picked]) -> bool:
-    """Whether each host line's header parses, and the events of each line not
-    picked (a picked line's events parsed as columns already)."""
+def _lines_parse(space: SplitSpace,
+                 picked: Optional[dict[tuple[int, int], Picked]] = None) -> bool:
+    """Whether each host line's header parses (parsed once, then kept), and with
+    ``picked``, the events of each line not picked (a picked line's events
+    parsed as columns already)."""
     try:
         for p, plane in enumerate(space.planes):
             if isinstance(plane, HostPlane):
                 for li, line in enumerate(plane.lines):
                     line.name  # noqa: B018 (parses the header)
-                    if (p, li) not in picked:
+                    if picked is not None and (p, li) not in picked:
                         line.events  # noqa: B018
     except DecodeError:
         return False
@@ -170,23 +173,23 @@ def _lines_parse(space: SplitSpace, picked: dict[tuple[int, int], Picked]) -> bo
 
 
 #: Files at least this large (bytes) are picked partly in a forked process
-#: while this one parses them in full (see :class:`_PickingChild`).
-FORK_AT_LEAST = 16 << 20
-#: The share of the host lines' bytes the child picks. The parent parses the
-#: whole file in full besides its own share's picks, and the picks the child
-#: sends back cost time on both ends: it gets the largest line (in a traced
-#: profile, the Python thread: millions of frames, few picks), then smaller
-#: lines as far as they fit.
-_CHILD_SHARE = 0.78
+#: while this one picks the rest and splits the file (see :class:`_PickingChild`).
+FORK_AT_LEAST = 32 << 20
+#: The share of the host lines' bytes the child picks: it gets the largest
+#: line (in a traced profile, the Python thread: millions of frames, few
+#: picks), then smaller lines as far as they fit; the parent splits the file
+#: besides its own share's picks, and the picks the child sends back cost
+#: time on both ends.
+_CHILD_SHARE = 0.5
 
 
 def _child_share(planes: list[_HostPlane], size: int) -> set[tuple[int, int]]:
     """The lines (plane index, line index) a forked child should pick: the
     largest, then others up to :data:`_CHILD_SHARE` of the bytes ({} where forking does not
-    pay or is not safe: small files, one core, no ``os.fork``, a worker of a
-    process pool, other threads)."""
+    pay or is not safe: small files, one core or no idle one, no ``os.fork``, a
+    worker of a process pool, other threads)."""
     if (size < FORK_AT_LEAST or not hasattr(os, "fork") or _cores() < 2
-            or _in_pool_worker()):
+            or _in_pool_worker() or _busy()):
         return set()
     lines = sorted(((len(raw), (plane.index, li)) for plane in planes
                     for li, raw in enumerate(plane.lines)), reverse=True)
@@ -202,14 +205,14 @@ def _child_share(planes: list[_HostPlane], size: int) -> set[tuple[int, int]]:
 class _PickingChild:
     """:func:`_pick` of some lines in a forked child process, on a second core.
 
-    The one-shot CLI is one process, and parsing a large XSpace in full and
-    reading its lines' columns are each single-threaded work on the same
-    bytes: a child forked once the bytes are read and split picks the largest
-    lines while the parent picks the others and parses in full, then sends
-    its Picked back through a pipe as packed arrays. Only where ``os.fork``
-    exists (not Windows), with two or more cores, for large files, and not
-    inside a worker of a process pool (:mod:`.parallel`); elsewhere the parent
-    picks every line itself, with the same result. The parent always waits
+    The one-shot CLI is one process, and reading a large XSpace's lines as
+    columns is single-threaded work: a child forked once the bytes are read
+    and split picks the largest lines while the parent picks the others and
+    splits the file into its parts, then sends its Picked back through a pipe
+    as packed arrays. Only where ``os.fork`` exists (not Windows), with two or
+    more cores of which one was idle over the last minute, for large files,
+    and not inside a worker of a process pool (:mod:`.parallel`); elsewhere
+    the parent picks every line itself, with the same result. The parent always waits
     for the child (it never leaves a zombie or a running child: on its own
     errors it kills it first); if the child fails in any way, :meth:`result`
     is None and the parent picks the child's lines too.
@@ -281,6 +284,16 @@ class _PickingChild:
                 continue
             except ChildProcessError:  # reaped elsewhere (a SIGCHLD handler)
                 return -1
+
+
+def _busy() -> bool:
+    """Whether the machine had fewer than one and a half cores idle over the last
+    minute (this process and its child would wait for a core: forking costs,
+    then)."""
+    try:
+        return os.getloadavg()[0] > _cores() - 1.5
+    except (AttributeError, OSError):
+        return False
 
 
 def _cores() -> int:
