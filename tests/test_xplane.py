@@ -688,6 +688,7 @@ def test_lines_picked_in_a_forked_child_are_picked_as_here(tmp_path, seed, monke
     monkeypatch.setattr(XS, "_cores", lambda: 2)
     monkeypatch.setattr(XS, "_in_pool_worker", lambda: False)  # other tests' threads
     monkeypatch.setattr(XS, "_busy", lambda: False)  # other work on the machine
+    monkeypatch.setattr(XS, "_PARENT_SHARE_AT_LEAST", 0)
     pids = _children(monkeypatch)
     assert _picks(path) == serial
     _no_child_left(pids)  # a child did pick, and has ended
@@ -707,14 +708,35 @@ def test_no_child_is_forked_without_an_idle_core(tmp_path, monkeypatch):
     monkeypatch.setattr(XS, "FORK_AT_LEAST", 0)
     monkeypatch.setattr(XS, "_cores", lambda: 2)
     monkeypatch.setattr(XS, "_in_pool_worker", lambda: False)  # other tests' threads
-    monkeypatch.setattr(os, "getloadavg", lambda: (1.0, 1.0, 1.0), raising=False)
+    monkeypatch.setattr(XS, "_running", lambda: 2)  # this one and another
     pids = _children(monkeypatch)
     assert _picks(path) == serial
     assert not pids
-    monkeypatch.setattr(os, "getloadavg", lambda: (0.2, 1.0, 1.0), raising=False)
+    monkeypatch.setattr(XS, "_running", lambda: 1)
     if hasattr(os, "fork"):
+        monkeypatch.setattr(XS, "_PARENT_SHARE_AT_LEAST", 0)
         assert _picks(path) == serial
         _no_child_left(pids)
+
+
+def test_no_child_is_forked_when_one_line_is_most_of_the_file(tmp_path, monkeypatch):
+    from tfprof_shell.load import xspace as XS
+
+    sp = Space()
+    plane = sp.plane("/host:CPU")
+    plane.line("python").event("train", 0, 10, step_num=1)
+    big = plane.line("tf_Compute/1")
+    for k in range(200):
+        big.event("s/op:Mul", k, 1)
+    path = sp.write(tmp_path / "h.xplane.pb")
+    monkeypatch.setattr(XS, "FORK_AT_LEAST", 0)
+    monkeypatch.setattr(XS, "_cores", lambda: 2)
+    monkeypatch.setattr(XS, "_in_pool_worker", lambda: False)  # other tests' threads
+    monkeypatch.setattr(XS, "_running", lambda: 1)
+    planes = XS._host_planes(open(path, "rb").read())
+    assert XS._child_share(planes, 1 << 30) == set()
+    monkeypatch.setattr(XS, "_PARENT_SHARE_AT_LEAST", 0)
+    assert XS._child_share(planes, 1 << 30) == {(0, 1)}
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork")
@@ -727,6 +749,7 @@ def test_a_failing_child_leaves_the_picks_to_the_parent(tmp_path, monkeypatch):
     monkeypatch.setattr(XS, "_cores", lambda: 2)
     monkeypatch.setattr(XS, "_in_pool_worker", lambda: False)  # other tests' threads
     monkeypatch.setattr(XS, "_busy", lambda: False)  # other work on the machine
+    monkeypatch.setattr(XS, "_PARENT_SHARE_AT_LEAST", 0)
     parent, pick = os.getpid(), XS._pick
     pids = _children(monkeypatch)
 
@@ -754,6 +777,7 @@ def test_a_failing_parent_stops_its_child(tmp_path, monkeypatch):
     monkeypatch.setattr(XS, "_cores", lambda: 2)
     monkeypatch.setattr(XS, "_in_pool_worker", lambda: False)  # other tests' threads
     monkeypatch.setattr(XS, "_busy", lambda: False)  # other work on the machine
+    monkeypatch.setattr(XS, "_PARENT_SHARE_AT_LEAST", 0)
     pids = _children(monkeypatch)
 
     def interrupted(data):

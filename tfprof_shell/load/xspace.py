@@ -181,24 +181,29 @@ FORK_AT_LEAST = 32 << 20
 #: besides its own share's picks, and the picks the child sends back cost
 #: time on both ends.
 _CHILD_SHARE = 0.5
+#: ... and only if what is left to the parent is at least this share of them.
+_PARENT_SHARE_AT_LEAST = 0.25
 
 
 def _child_share(planes: list[_HostPlane], size: int) -> set[tuple[int, int]]:
     """The lines (plane index, line index) a forked child should pick: the
     largest, then others up to :data:`_CHILD_SHARE` of the bytes ({} where forking does not
-    pay or is not safe: small files, one core or no idle one, no ``os.fork``, a
-    worker of a process pool, other threads)."""
+    pay or is not safe: small files, one line most of them, one core or no idle
+    one, no ``os.fork``, a worker of a process pool, other threads)."""
     if (size < FORK_AT_LEAST or not hasattr(os, "fork") or _cores() < 2
             or _in_pool_worker() or _busy()):
         return set()
     lines = sorted(((len(raw), (plane.index, li)) for plane in planes
                     for li, raw in enumerate(plane.lines)), reverse=True)
-    budget = _CHILD_SHARE * sum(n for n, _ in lines)
+    total = sum(n for n, _ in lines)
+    budget = _CHILD_SHARE * total
     out: set[tuple[int, int]] = set()
     for n, key in lines:  # the largest line, then those that fit what is left
         if n <= budget or not out:
             out.add(key)
             budget -= n
+    if total - (_CHILD_SHARE * total - budget) < _PARENT_SHARE_AT_LEAST * total:
+        return set()  # one line is most of the file: the parent would only wait
     return out
 
 
@@ -222,9 +227,10 @@ class _PickingChild:
         self.pid, self.fd = pid, fd
 
     @classmethod
-    def start(cls, planes: list[_HostPlane], only: Callable[[tuple[int, int]], bool]
-              ) -> Optional["_PickingChild"]:
-        """The child picking the lines ``only`` accepts (None if forking fails)."""
+    def start(cls, planes: list[_HostPlane], only: Callable[[tuple[int, int]], bool],
+              with_ids: bool = False) -> Optional["_PickingChild"]:
+        """The child picking the lines ``only`` accepts (None if forking fails);
+        ``with_ids`` as :func:`_pick`'s."""
         try:
             read_fd, write_fd = os.pipe()
         except OSError:
@@ -239,7 +245,8 @@ class _PickingChild:
             status = 1
             try:
                 os.close(read_fd)
-                payload = _pack_picked(_pick(planes, only))
+                payload = _pack_picked(_pick(planes, only, with_ids=True) if with_ids
+                                       else _pick(planes, only))
                 with os.fdopen(write_fd, "wb") as out:
                     out.write(payload)
                 status = 0
@@ -287,13 +294,25 @@ class _PickingChild:
 
 
 def _busy() -> bool:
-    """Whether the machine had fewer than one and a half cores idle over the last
-    minute (this process and its child would wait for a core: forking costs,
-    then)."""
+    """Whether the child would wait for a core: more processes run (or wait to)
+    than all cores but one."""
+    running = _running()
+    return running is not None and running > _cores() - 1
+
+
+def _running() -> Optional[float]:
+    """How many processes run or wait to run now, this one included (Linux), else
+    the load average over the last minute, else None. (A load average lags: a
+    benchmark that runs one process after another keeps it near one.)"""
     try:
-        return os.getloadavg()[0] > _cores() - 1.5
+        with open("/proc/loadavg") as f:
+            return int(f.read().split()[3].split("/")[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.getloadavg()[0]
     except (AttributeError, OSError):
-        return False
+        return None
 
 
 def _cores() -> int:
@@ -384,9 +403,10 @@ def _pick(planes: list[_HostPlane], only: Optional[Callable[[tuple[int, int]], b
           with_ids: bool = False) -> dict[tuple[int, int], Picked]:
     """Each host line's :class:`Picked` (with ``only``, of the lines it accepts),
     each line's bytes read with ``xplane_columns.proto`` (its event fields as
-    arrays); a line that does not parse gets none. With ``with_ids``, also its
-    :attr:`Picked.id_columns` (executor ids are read only for Python stacks:
-    see :meth:`Host.read_ids`)."""
+    arrays); a line that does not parse gets none. With ``with_ids``, the picks
+    :meth:`Host.read_ids` reads executor ids by (they matter only to Python
+    stacks): with :attr:`Picked.id_columns`, the ops' times left as the
+    columns give them."""
     out: dict[tuple[int, int], Picked] = {}
     for plane in planes:
         p, names = plane.index, plane.names
@@ -479,7 +499,7 @@ def _pick(planes: list[_HostPlane], only: Optional[Callable[[tuple[int, int]], b
             n_ids = sum(stat_counts.get(k, 0) for k in id_stats)
             as_columns = (with_ids and n_ids >= IDS_AS_COLUMNS_AT_LEAST
                           and n_ids * _IDS_AS_COLUMNS_DENSITY >= n)
-            untimed = len(ops) >= IDS_AS_COLUMNS_AT_LEAST and (
+            untimed = not with_ids and len(ops) >= IDS_AS_COLUMNS_AT_LEAST and (
                 picked.op_offsets is None or picked.op_durations is None)
             if as_columns or untimed:
                 raw_events = xplane_stacks_pb2.LineRaw.FromString(raw).events
@@ -489,6 +509,32 @@ def _pick(planes: list[_HostPlane], only: Optional[Callable[[tuple[int, int]], b
                 if untimed:
                     _time_ops(picked, raw_events)
     return out
+
+
+def _pick_ids(planes: list[_HostPlane], where: Iterable[tuple[int, int]]
+              ) -> dict[tuple[int, int], Picked]:
+    """:func:`_pick` ``with_ids`` of the lines at ``where``, the largest half of
+    their bytes in a forked child where that pays (as when loading)."""
+    wanted = set(where)
+    sizes = [_HostPlane(plane.index, [], {}, [raw if (plane.index, li) in wanted else b""
+                                             for li, raw in enumerate(plane.lines)])
+             for plane in planes]
+    theirs = _child_share(sizes, sum(len(raw) for plane in sizes for raw in plane.lines))
+    theirs &= wanted
+    child = _PickingChild.start(planes, theirs.__contains__, True) if theirs else None
+    if child is None:
+        theirs = set()
+    try:
+        picked = _pick(planes, lambda key: key in wanted and key not in theirs, with_ids=True)
+    except BaseException:
+        if child is not None:
+            child.abandon()
+        raise
+    if child is not None:
+        got = child.result()
+        picked.update(got if got is not None
+                      else _pick(planes, theirs.__contains__, with_ids=True))
+    return picked
 
 
 def _time_ops(picked: Picked, raw_events: Any) -> None:
@@ -924,7 +970,7 @@ class Host:
             return
         where = {self.lines[i].where: self.lines[i] for i in later}
         planes = self._host_planes_again({p for p, _ in where})
-        picked = _pick(planes, where.__contains__, with_ids=True)
+        picked = _pick_ids(planes, where)
         changed = LoadError("--profile_path %s: the file changed since it was loaded"
                             % self.path)
         for plane in planes:
