@@ -12,9 +12,9 @@ read as columns (``xplane_columns.proto``: each line's event fields as
 arrays, no message per event) to pick the events worth a message
 (:class:`Picked`), then each line is split into its events' bytes and only
 the picked events are parsed, one line at a time. Executor ids, one per
-executor event, matter only to Python stacks: they are read when those are
-first looked up (:meth:`Host.read_ids`), as columns where there are many
-(:func:`_id_columns`). On a multi-core POSIX machine a large file's largest
+executor event, matter only to Python stacks: a line's few are read one
+event at a time, its many (as columns, :func:`_id_columns`) only when stacks
+are first looked up (:meth:`Host.read_ids`). On a multi-core POSIX machine a large file's largest
 lines are picked by a forked child process while the parent picks the
 others (:class:`_PickingChild`); the child's result is the parent's own, and
 anywhere else (or if the child fails) the parent picks every line itself.
@@ -45,13 +45,12 @@ from .frame_lines import FrameLines, stacks_on
 from .pystack import Line, attach_traces, eager_execs, parse_py_frame, subtract_nested
 from .records import CPU_DEVICE, GPU_STREAM_ALL
 from .xspace_bytes import PlaneFields, plane_bytes
-from .xspace_lazy import (EventsByIndex, HostPlane, LazyLine, SplitSpace, events_at,
-                          split_space)
+from .xspace_lazy import (HOST_PLANES, EventsByIndex, HostPlane, LazyLine, SplitSpace,
+                          events_at, split_space)
 
 if TYPE_CHECKING:
     from .xla import KernelOp, XlaKernels
 
-HOST_PLANES = ("/host:CPU", "Host Threads")
 TASK_ENV_PLANE = "Task Environment"
 _GPU_PLANE = re.compile(r"/device:GPU:(\d+)")
 #: Lines that XProf derives from other lines; reading them would count twice.
@@ -437,9 +436,12 @@ def _pick(planes: list[_HostPlane], only: Optional[Callable[[tuple[int, int]], b
             rest_md: list[int] = []
             has_frames = False
             stat_counts = Counter(events.stats.metadata_id)
-            # All the rest only where markers (or ids) are read from it; else
-            # only the events of special kinds (eager ops, memory).
-            all_rest = with_ids or any(map(stat_counts.get, marker_stats))
+            n_ids = sum(stat_counts.get(k, 0) for k in id_stats)
+            # All the rest only where markers or ids are read from it (ids read
+            # as columns are left for later); else only the events of special
+            # kinds (eager ops, memory).
+            all_rest = (with_ids or any(map(stat_counts.get, marker_stats))
+                        or (n_ids > 0 and not ids_as_columns(n_ids, n)))
             # In slices: a list of millions of ints would cost hundreds of MB.
             # Reading a column costs per element, so the time columns are
             # sliced where most events are ops and indexed where few are.
@@ -496,9 +498,7 @@ def _pick(planes: list[_HostPlane], only: Optional[Callable[[tuple[int, int]], b
                 n, has_frames, ops, op_md, op_offsets if len(op_offsets) == len(ops) else None,
                 op_durations if len(op_durations) == len(ops) else None, rest, rest_md,
                 stat_counts)
-            n_ids = sum(stat_counts.get(k, 0) for k in id_stats)
-            as_columns = (with_ids and n_ids >= IDS_AS_COLUMNS_AT_LEAST
-                          and n_ids * _IDS_AS_COLUMNS_DENSITY >= n)
+            as_columns = with_ids and ids_as_columns(n_ids, n)
             untimed = not with_ids and len(ops) >= IDS_AS_COLUMNS_AT_LEAST and (
                 picked.op_offsets is None or picked.op_durations is None)
             if as_columns or untimed:
@@ -535,6 +535,12 @@ def _pick_ids(planes: list[_HostPlane], where: Iterable[tuple[int, int]]
         picked.update(got if got is not None
                       else _pick(planes, theirs.__contains__, with_ids=True))
     return picked
+
+
+def ids_as_columns(n_ids: int, n_events: int) -> bool:
+    """Whether a line's executor ids (``n_ids`` of them, among ``n_events``
+    events) are read as columns (:func:`_id_columns`), else one event at a time."""
+    return n_ids >= IDS_AS_COLUMNS_AT_LEAST and n_ids * _IDS_AS_COLUMNS_DENSITY >= n_events
 
 
 def _time_ops(picked: Picked, raw_events: Any) -> None:
@@ -943,9 +949,13 @@ class Host:
                                                            eager_stats, line)
                     self._read_events(special, events, base, kinds, payloads, stats,
                                       eager_stats, wanted, line)
-                    # executor ids only matter to Python stacks: read when those are
-                    self._read_other(pick, events, base, kinds, step_stats, line, self.markers)
-                    if any(map(pick.stat_counts.get, id_stats)):
+                    # Executor ids only matter to Python stacks: many are read
+                    # (as columns) when those are; a few, one by one now.
+                    n_ids = sum(pick.stat_counts.get(k, 0) for k in id_stats)
+                    later = ids_as_columns(n_ids, n)
+                    self._read_other(pick, events, base, kinds, step_stats if later else wanted,
+                                     line, self.markers)
+                    if later:
                         self._ids_later.append(len(self.lines))
                 else:
                     if isinstance(events, EventsByIndex):
@@ -962,9 +972,9 @@ class Host:
             self.lines.append(line)
 
     def read_ids(self) -> None:
-        """Fill the executor ids (``Line.ids``) of the lines read from columns
-        (loading leaves them out: only Python stacks need them), reading those
-        lines again from the file (or the kept XSpace) as columns."""
+        """Fill the executor ids (``Line.ids``) of the lines that have many (loading
+        leaves them out: only Python stacks need them), reading those lines
+        again from the file (or the kept XSpace) as columns."""
         later, self._ids_later = self._ids_later, []
         if not later:
             return

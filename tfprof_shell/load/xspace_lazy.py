@@ -3,7 +3,7 @@
 Parsing a whole XSpace makes a message per event of every line and holds
 them all at once: several times the file's size, most of it host-thread
 events the loader reads a few of. :func:`split_space` instead splits the
-bytes at the wire level (:mod:`.xspace_bytes`): each host plane is parsed
+bytes at the wire level (:func:`.wire.field_spans`): each host plane is parsed
 without its lines (name, metadata, stats) and each of its lines is a
 :class:`LazyLine` over its own bytes, whose header is parsed on first use and
 whose events are parsed only when asked for, as a message each
@@ -26,8 +26,8 @@ from google.protobuf.message import DecodeError
 from ..proto import xplane_pb2, xplane_stacks_pb2
 from .wire import LEN, field_spans, length_prefix
 
-#: Planes whose lines are read one at a time (the host threads).
-LAZY_PLANES = ("/host:CPU", "Host Threads")
+#: The host planes (their lines are host threads), read one line at a time.
+HOST_PLANES = ("/host:CPU", "Host Threads")
 _PLANES, _NAME, _LINES = 1, 2, 3
 _EVENTS = 4  # XLine.events
 
@@ -184,7 +184,7 @@ def _plane(raw: memoryview) -> Any:
         name = bytes(named[-1]).decode("utf-8") if named else ""
     except UnicodeDecodeError:
         return None
-    if name not in LAZY_PLANES:
+    if name not in HOST_PLANES:
         return xplane_pb2.XPlane.FromString(raw)
     head = xplane_pb2.XPlane.FromString(
         b"".join(whole for number, _, _, whole in fields if number != _LINES))
