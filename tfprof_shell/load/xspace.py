@@ -537,6 +537,13 @@ def _pick_ids(planes: list[_HostPlane], where: Iterable[tuple[int, int]]
     return picked
 
 
+def _spans(base: int, offsets: list[int], durations: list[int], values: list[int]
+           ) -> list[tuple[int, int, int]]:
+    """(start, end, value) of each event, ``base`` added to its offset."""
+    starts = list(map(base.__add__, offsets))
+    return list(zip(starts, map(add, starts, durations), values))
+
+
 def ids_as_columns(n_ids: int, n_events: int) -> bool:
     """Whether a line's executor ids (``n_ids`` of them, among ``n_events``
     events) are read as columns (:func:`_id_columns`), else one event at a time."""
@@ -613,8 +620,8 @@ def _id_columns(raw_events: Any, indices: list[int], id_stats: set[int], wanted:
     before each event shows where each event's stats begin.
     """
     n = len(indices)
-    parsed = xplane_columns_pb2.EventValues.FromString(
-        _BOUNDARY + _BOUNDARY.join(map(raw_events.__getitem__, indices)))
+    joined = _BOUNDARY + _BOUNDARY.join(map(raw_events.__getitem__, indices))
+    parsed = xplane_columns_pb2.EventValues.FromString(joined)
     offsets, durations = parsed.offset_ps[:], parsed.duration_ps[:]
     if len(offsets) != n or len(durations) != n or parsed.num_occurrences or not n:
         return None
@@ -642,22 +649,21 @@ def _id_columns(raw_events: Any, indices: list[int], id_stats: set[int], wanted:
     elif sizes[1] == per * n and not sizes[0] and not any(sizes[2:]):
         values = stats.uint64_value[slot - 1::per]
     else:
-        found = _slot_values(raw_events, indices, slot, each)
+        found = _slot_values(joined, n, slot, each)
         if found is None:
             return None
         values = found
     return indices, offsets, durations, values
 
 
-def _slot_values(raw_events: Any, indices: list[int], slot: int, each: int
+def _slot_values(joined: bytes, n: int, slot: int, each: int
                  ) -> Optional[list[int]]:
-    """The values of stat ``slot`` of each event at ``indices``, when their other
-    stats hold values of other kinds: every event's stats kept as bytes (one
-    parse), that slot's picked out and parsed again as columns. None unless
-    the slot's values are all int64 (or all uint64)."""
-    n = len(indices)
-    raw = xplane_columns_pb2.EventStatsRaw.FromString(
-        _BOUNDARY + _BOUNDARY.join(map(raw_events.__getitem__, indices))).stats
+    """The values of stat ``slot`` of each of ``n`` events (``joined``: their bytes,
+    each after a boundary stat, as :func:`_id_columns` joins them), when their
+    other stats hold values of other kinds: every event's stats kept as bytes
+    (one parse), that slot's picked out and parsed again as columns. None
+    unless the slot's values are all int64 (or all uint64)."""
+    raw = xplane_columns_pb2.EventStatsRaw.FromString(joined).stats
     if len(raw) != n * each:
         return None
     parsed = xplane_columns_pb2.StatValues.FromString(b"".join(raw[slot::each]))
@@ -1173,8 +1179,7 @@ class Host:
                       if md_id not in likely and kind_of(md_id, _OTHER) == _OTHER]
             self._read_marks_at(others, events, base, wanted, ids, markers)
         # each part is in event order; several are merged
-        parts = [[(base + offset, base + offset + dur, value)
-                  for offset, dur, value in zip(offsets, durations, values)]
+        parts = [_spans(base, offsets, durations, values)
                  for _, offsets, durations, values in as_columns]
         if len(parts) + bool(ids) > 1:
             for (indices, _, _, _), part in zip(as_columns, parts):
