@@ -975,6 +975,7 @@ class Host:
             except DecodeError:  # a line split from the file, read only now
                 raise LoadError("--profile_path %s: not an XSpace (.xplane.pb) file"
                                 % self.path) from None
+            del events  # before the next line's are parsed
             self.lines.append(line)
 
     def read_ids(self) -> None:

@@ -40,32 +40,35 @@ class LazyLine:
 
     def __init__(self, raw: memoryview) -> None:
         self.raw = raw
-        self._head: Any = None
+        self._head: Optional[tuple[int, str, str, int, int]] = None
 
-    def _header(self) -> Any:
+    def _header(self) -> tuple[int, str, str, int, int]:
         if self._head is None:
-            self._head = xplane_stacks_pb2.LineHead.FromString(self.raw)
+            # the fields alone: the message keeps the events' bytes (unknown to it)
+            head = xplane_stacks_pb2.LineHead.FromString(self.raw)
+            self._head = (head.id, head.name, head.display_name, head.timestamp_ns,
+                          head.duration_ps)
         return self._head
 
     @property
     def id(self) -> int:
-        return self._header().id
+        return self._header()[0]
 
     @property
     def name(self) -> str:
-        return self._header().name
+        return self._header()[1]
 
     @property
     def display_name(self) -> str:
-        return self._header().display_name
+        return self._header()[2]
 
     @property
     def timestamp_ns(self) -> int:
-        return self._header().timestamp_ns
+        return self._header()[3]
 
     @property
     def duration_ps(self) -> int:
-        return self._header().duration_ps
+        return self._header()[4]
 
     @property
     def events(self) -> Any:
