@@ -13,7 +13,7 @@ arrays, no message per event) to pick the events worth a message
 (:class:`Picked`), then each line is split into its events' bytes and only
 the picked events are parsed, one line at a time. Executor ids, one per
 executor event, matter only to Python stacks: a line's few are read one
-event at a time, its many (as columns, :func:`_id_columns`) only when stacks
+event at a time, its many (as columns, :func:`.event_columns.id_columns`) only when stacks
 are first looked up (:meth:`Host.read_ids`). On a multi-core POSIX machine a large file's largest
 lines are picked by a forked child process while the parent picks the
 others (:class:`_PickingChild`); the child's result is the parent's own, and
@@ -31,6 +31,7 @@ import zlib
 from array import array
 from collections import Counter
 from dataclasses import dataclass
+from functools import partial
 from itertools import compress, islice, repeat
 from operator import add, attrgetter, itemgetter, le, lt, not_
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
@@ -40,6 +41,7 @@ from google.protobuf.message import DecodeError
 from ..errors import LoadError
 from ..model import Frame
 from ..proto import xplane_columns_pb2, xplane_pb2, xplane_stacks_pb2
+from .event_columns import eager_values, event_times, id_columns, stats_per_event
 from .files import parse_binary, read_unzipped
 from .frame_lines import FrameLines, stacks_on
 from .pystack import Line, attach_traces, eager_execs, parse_py_frame, subtract_nested
@@ -64,17 +66,13 @@ _TF_OP = re.compile(r"([A-Za-z0-9.][A-Za-z0-9_./>-]*):([A-Z_][A-Za-z0-9_]*)")
 _GZIP = b"\x1f\x8b"
 
 _SLICE = 1 << 18
-#: Executor ids are read as columns (see :func:`_id_columns`) from a line with at
+#: Executor ids are read as columns (see :func:`.event_columns.id_columns`) from a line with at
 #: least this many of them, and at least one in this many of its events (the
 #: line's events are split into their bytes first, which costs per event).
 IDS_AS_COLUMNS_AT_LEAST = 1024
 _IDS_AS_COLUMNS_DENSITY = 64
 #: ... and only the events of metadata with at least this many events there.
 _ID_GROUP_AT_LEAST = 64
-#: A stat put before each event's bytes to find the events' boundaries in the
-#: merged stat column: metadata id -1, which no writer uses (ids count from 0).
-_BOUNDARY_ID = -1
-_BOUNDARY = b"\x22\x0b\x08" + b"\xff" * 9 + b"\x01"
 _OFFSET = attrgetter("offset_ps")
 _DURATION = attrgetter("duration_ps")
 # Event kinds on host lines, decided once per event metadata.
@@ -113,7 +111,7 @@ class Picked:
     #: has the same number of stats, all int64 (or all uint64) valued, and one
     #: of them, always at the same place, is an executor ``id`` and none a
     #: ``step_num``: (indices, offsets, durations, id values) as columns
-    #: (see :func:`_id_columns`); only for metadata whose first event has an id
+    #: (see :func:`.event_columns.id_columns`); only for metadata whose first event has an id
     id_columns: Optional[dict[int, tuple[list[int], list[int], list[int], list[int]]]] = None
 
 
@@ -504,7 +502,7 @@ def _pick(planes: list[_HostPlane], only: Optional[Callable[[tuple[int, int]], b
             if as_columns or untimed:
                 raw_events = xplane_stacks_pb2.LineRaw.FromString(raw).events
                 if as_columns:
-                    picked.id_columns = _line_id_columns(raw_events, rest, rest_md, other_ids,
+                    picked.id_columns = _lineid_columns(raw_events, rest, rest_md, other_ids,
                                                          id_stats, marker_stats)
                 if untimed:
                     _time_ops(picked, raw_events)
@@ -546,7 +544,7 @@ def _spans(base: int, offsets: list[int], durations: list[int], values: list[int
 
 def ids_as_columns(n_ids: int, n_events: int) -> bool:
     """Whether a line's executor ids (``n_ids`` of them, among ``n_events``
-    events) are read as columns (:func:`_id_columns`), else one event at a time."""
+    events) are read as columns (:func:`.event_columns.id_columns`), else one event at a time."""
     return n_ids >= IDS_AS_COLUMNS_AT_LEAST and n_ids * _IDS_AS_COLUMNS_DENSITY >= n_events
 
 
@@ -564,7 +562,7 @@ def _time_ops(picked: Picked, raw_events: Any) -> None:
         picked.op_durations = parsed.duration_ps[:]
 
 
-def _line_id_columns(raw_events: Any, rest: list[int], rest_md: list[int],
+def _lineid_columns(raw_events: Any, rest: list[int], rest_md: list[int],
                      other_ids: set[int], id_stats: set[int], marker_stats: set[int]
                      ) -> dict[int, tuple[list[int], list[int], list[int], list[int]]]:
     """:attr:`Picked.id_columns` of a line (``raw_events``: its events' bytes), for
@@ -573,7 +571,7 @@ def _line_id_columns(raw_events: Any, rest: list[int], rest_md: list[int],
     candidates = [md for md, n in sizes.items()
                   if n >= _ID_GROUP_AT_LEAST and md in other_ids]
     wanted = id_stats | marker_stats
-    per_event = _stats_per_event([raw_events[rest[rest_md.index(md)]] for md in candidates])
+    per_event = stats_per_event([raw_events[rest[rest_md.index(md)]] for md in candidates])
     chosen = [md for md, stats in zip(candidates, per_event) if stats is not None
               and id_stats.intersection(stats) and not marker_stats.intersection(stats)]
     if len(chosen) == 1:
@@ -585,171 +583,10 @@ def _line_id_columns(raw_events: Any, rest: list[int], rest_md: list[int],
                 groups[md].append(i)
     out = {}
     for md, indices in groups.items():
-        found = _id_columns(raw_events, indices, id_stats, wanted)
+        found = id_columns(raw_events, indices, id_stats, wanted)
         if found is not None:
             out[md] = found
     return out
-
-
-def _stats_per_event(events: list[bytes]) -> list[Optional[list[int]]]:
-    """Each event's stat metadata ids (None if the boundaries are not found)."""
-    parsed = xplane_columns_pb2.EventValues.FromString(_BOUNDARY + _BOUNDARY.join(events))
-    ids = list(parsed.stats.metadata_id)
-    if ids.count(_BOUNDARY_ID) != len(events):
-        return [None] * len(events)
-    out: list[Optional[list[int]]] = []
-    at = ids.index(_BOUNDARY_ID) if events else 0
-    for _ in events:
-        nxt = ids.index(_BOUNDARY_ID, at + 1) if len(out) + 1 < len(events) else len(ids)
-        out.append(ids[at + 1:nxt])
-        at = nxt
-    return out
-
-
-def _id_columns(raw_events: Any, indices: list[int], id_stats: set[int], wanted: set[int]
-                ) -> Optional[tuple[list[int], list[int], list[int], list[int]]]:
-    """(indices, offsets, durations, id values) of the events at ``indices``, read
-    from their bytes joined (one parse, no message per event), or None unless
-    every event wrote an offset and a duration and has the same number of stats,
-    exactly one of them wanted (always at the same place) and an id, every stat
-    valued int64 (or every one uint64). Then each event is what
-    :meth:`Host._read_marks_at` would read one message at a time: one wanted
-    stat, an executor id of value ``int64_value or uint64_value``.
-
-    The stats of the joined events merge into one column; a boundary stat put
-    before each event shows where each event's stats begin.
-    """
-    n = len(indices)
-    joined = _BOUNDARY + _BOUNDARY.join(map(raw_events.__getitem__, indices))
-    parsed = xplane_columns_pb2.EventValues.FromString(joined)
-    offsets, durations = parsed.offset_ps[:], parsed.duration_ps[:]
-    if len(offsets) != n or len(durations) != n or parsed.num_occurrences or not n:
-        return None
-    stats = parsed.stats
-    ids = stats.metadata_id[:]
-    each, left = divmod(len(ids), n)  # stats per event, the boundary included
-    if left or each < 2 or ids.count(_BOUNDARY_ID) != n or ids[::each].count(_BOUNDARY_ID) != n:
-        return None
-    slot = None
-    for j in range(1, each):
-        at_j = set(ids[j::each])
-        if at_j.isdisjoint(wanted):
-            continue
-        if slot is not None or not at_j <= id_stats:
-            return None
-        slot = j
-    if slot is None:
-        return None
-    per = each - 1  # values per event, if every stat has one of the same kind
-    kinds = (stats.int64_value, stats.uint64_value, stats.double_value, stats.str_value,
-             stats.bytes_value, stats.ref_value)
-    sizes = [len(k) for k in kinds]
-    if sizes[0] == per * n and not any(sizes[1:]):
-        values = stats.int64_value[slot - 1::per]
-    elif sizes[1] == per * n and not sizes[0] and not any(sizes[2:]):
-        values = stats.uint64_value[slot - 1::per]
-    else:
-        found = _slot_values(joined, n, slot, each)
-        if found is None:
-            return None
-        values = found
-    return indices, offsets, durations, values
-
-
-def _slot_values(joined: bytes, n: int, slot: int, each: int
-                 ) -> Optional[list[int]]:
-    """The values of stat ``slot`` of each of ``n`` events (``joined``: their bytes,
-    each after a boundary stat, as :func:`_id_columns` joins them), when their
-    other stats hold values of other kinds: every event's stats kept as bytes
-    (one parse), that slot's picked out and parsed again as columns. None
-    unless the slot's values are all int64 (or all uint64)."""
-    raw = xplane_columns_pb2.EventStatsRaw.FromString(joined).stats
-    if len(raw) != n * each:
-        return None
-    parsed = xplane_columns_pb2.StatValues.FromString(b"".join(raw[slot::each]))
-    if len(parsed.metadata_id) != n:
-        return None
-    kinds = (parsed.int64_value, parsed.uint64_value, parsed.double_value, parsed.str_value,
-             parsed.bytes_value, parsed.ref_value)
-    sizes = [len(k) for k in kinds]
-    if sizes[0] == n and not any(sizes[1:]):
-        return parsed.int64_value[:]
-    if sizes[1] == n and not any(sizes[2:]) and not sizes[0]:
-        return parsed.uint64_value[:]
-    return None
-
-
-def _event_times(parts: list[bytes]) -> Optional[tuple[list[int], list[int]]]:
-    """(offsets, durations) of events given as their bytes, in one parse; None
-    unless every one wrote both (proto3 leaves zeros out) and none is an
-    aggregate (``num_occurrences``)."""
-    parsed = xplane_columns_pb2.EventValues.FromString(b"".join(parts))
-    n = len(parts)
-    if parsed.num_occurrences or len(parsed.offset_ps) != n or len(parsed.duration_ps) != n:
-        return None
-    return parsed.offset_ps[:], parsed.duration_ps[:]
-
-
-def _eager_values(parts: list[bytes], md_ids: list[int], eager_stats: dict[int, str],
-                  stats: _Stats) -> Optional[tuple[list[Any], list[Any]]]:
-    """The ``eager_op`` and ``is_func`` values of EagerExecute events given as
-    their bytes (of metadata ``md_ids``), as :meth:`_Stats.pick` gives them
-    (the event's last stat of each name, else its metadata's), or None unless
-    every event has the same stats in the same order and each of the two is
-    of one value kind throughout. The stats of the joined events merge into
-    one column; a boundary stat put before each event's shows where they begin.
-    """
-    n = len(parts)
-    joined = _BOUNDARY + _BOUNDARY.join(parts)
-    ids = xplane_columns_pb2.EventValues.FromString(joined).stats.metadata_id[:]
-    each, rem = divmod(len(ids), n)
-    if rem or ids.count(_BOUNDARY_ID) != n or ids[::each].count(_BOUNDARY_ID) != n:
-        return None
-    slots: dict[str, int] = {}
-    for j in range(1, each):
-        at_j = set(ids[j::each])
-        if len(at_j) != 1:
-            return None
-        name = eager_stats.get(at_j.pop())
-        if name is not None:
-            slots[name] = j  # the last one wins
-    raw = xplane_columns_pb2.EventStatsRaw.FromString(joined).stats if slots else []
-    if slots and len(raw) != n * each:
-        return None
-    out = []
-    for name in ("eager_op", "is_func"):
-        j = slots.get(name)
-        if j is None:  # from the metadata of each event
-            out.append([stats.of_metadata(md, eager_stats).get(name) for md in md_ids])
-            continue
-        column = _stat_values(raw[j::each], stats.names)
-        if column is None:
-            return None
-        out.append(column)
-    return out[0], out[1]
-
-
-def _stat_values(raw_stats: list[bytes], names: dict[int, str]) -> Optional[list[Any]]:
-    """The values of stats given as their bytes, as :meth:`_Stats.value` gives them,
-    if all are of one kind (not bytes, which may be compressed), else None."""
-    n = len(raw_stats)
-    parsed = xplane_columns_pb2.StatValues.FromString(b"".join(raw_stats))
-    kinds = {"double": parsed.double_value, "uint64": parsed.uint64_value,
-             "int64": parsed.int64_value, "str": parsed.str_value,
-             "bytes": parsed.bytes_value, "ref": parsed.ref_value}
-    sizes = {kind: len(column) for kind, column in kinds.items()}
-    full = [kind for kind, size in sizes.items() if size == n]
-    if len(full) != 1 or sum(sizes.values()) != n or full[0] == "bytes":
-        return None
-    column = kinds[full[0]][:]
-    if full[0] == "str":
-        try:
-            return [value.decode("utf-8") for value in column]
-        except UnicodeDecodeError:
-            return None
-    if full[0] == "ref":
-        return [names.get(value, "") for value in column]
-    return column
 
 
 def _positions(mask: list[bool], count: int) -> list[int]:
@@ -1073,8 +910,8 @@ class Host:
                             kinds: dict[int, int], stats: _Stats, eager_stats: dict[int, str],
                             line: Line) -> list[int]:
         """Read the eager ops and their kernels among ``special`` (ascending indices)
-        as :meth:`_read_events` would, from columns (:func:`_event_times`,
-        :func:`_eager_values`) where their events allow; returns the indices left
+        as :meth:`_read_events` would, from columns (:func:`.event_columns.event_times`,
+        :func:`.event_columns.eager_values`) where their events allow; returns the indices left
         to read one message each."""
         raw = events.raw()
         parts = list(map(raw.__getitem__, special))
@@ -1089,10 +926,11 @@ class Host:
             these = list(compress(parts, mask))
             if not these:
                 continue
-            times = _event_times(these)
+            times = event_times(these)
             found = None
             if times is not None and kind == _EAGER:
-                found = _eager_values(these, list(compress(md_ids, mask)), eager_stats, stats)
+                found = eager_values(these, list(compress(md_ids, mask)), eager_stats,
+                                     partial(stats.of_metadata, ids=eager_stats), stats.names)
             if times is None or (kind == _EAGER and found is None):
                 left += compress(special, mask)
                 continue
@@ -1174,7 +1012,7 @@ class Host:
             found = self._read_marks_at(list(compress(idx, map(one_by_one.__contains__, mds))),
                                         events, base, wanted, ids, markers)
         for indices, _, _, _ in as_columns:
-            found += len(indices)  # one wanted stat each (see _id_columns)
+            found += len(indices)  # one wanted stat each (see event_columns.id_columns)
         if found != total:
             others = [i for i, md_id in zip(idx, mds)
                       if md_id not in likely and kind_of(md_id, _OTHER) == _OTHER]
