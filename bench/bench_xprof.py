@@ -11,9 +11,9 @@ alternating (ours, XProf, ours, XProf, ...), medians of --runs:
 * one-shot: ``python -m tfprof_shell --profile_path=F op -select
   micros,occurrence -order_by micros`` against a process running XProf's
   ``raw_to_tool_data.xspace_to_tool_data([F], "framework_op_stats", ...)``
-  (its saved-result cache off); wall time and peak RSS of each, and (Linux)
-  the peak memory of each process tree (ours forks a child for a large
-  file);
+  (its saved-result cache off); wall time, CPU time and peak RSS of each,
+  and (Linux) the peak memory of each process tree (ours forks a child for
+  a large file); ours runs from compiled bytecode, as installed;
 * session: load time, then the latency of later views (scope, op, code, graph);
 * agreement: per op type, our self time and executions over all steps
   against the sum of XProf's host self time and occurrences over that type's
@@ -38,6 +38,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from typing import Any, Optional
 
@@ -103,21 +104,25 @@ def synthetic_profile() -> str:
     return p
 
 
-def measured(argv: list[str], env: Optional[dict[str, str]] = None) -> tuple[float, float]:
-    """(wall seconds, peak RSS MB) of one child process (run via a fresh shell-less
-    wrapper so RUSAGE_CHILDREN holds just this child). The peak RSS is that of
-    the largest single process: a process that forks children (ours does, for a
-    large file) is measured as a tree by :func:`tree_pss_peak`."""
+def measured(argv: list[str], env: Optional[dict[str, str]] = None
+             ) -> tuple[float, float, float]:
+    """(wall seconds, peak RSS MB, CPU seconds: user + system) of one child
+    process (run via a fresh shell-less wrapper so RUSAGE_CHILDREN holds just
+    this child and the children it waited for). The peak RSS is that of the
+    largest single process: a process that forks children (ours does, for a
+    large file) is measured as a tree by :func:`tree_pss_peak`. CPU time is
+    steadier than wall time on a machine shared with other work."""
     code = ("import resource, subprocess, sys, time, json\n"
             "t = time.perf_counter()\n"
             "subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL,"
             " stderr=subprocess.DEVNULL)\n"
-            "print(json.dumps([time.perf_counter() - t,"
-            " resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024]))\n")
+            "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+            "print(json.dumps([time.perf_counter() - t, u.ru_maxrss / 1024,"
+            " u.ru_utime + u.ru_stime]))\n")
     out = subprocess.run([sys.executable, "-c", code] + argv, check=True, env=env,
                          capture_output=True, text=True).stdout
-    wall, rss = json.loads(out)
-    return wall, rss
+    wall, rss, cpu = json.loads(out)
+    return wall, rss, cpu
 
 
 def tree_pss_peak(argv: list[str], env: Optional[dict[str, str]] = None) -> Optional[float]:
@@ -151,9 +156,19 @@ def tree_pss_peak(argv: list[str], env: Optional[dict[str, str]] = None) -> Opti
 
 
 def _env() -> dict[str, str]:
-    env = dict(os.environ)
+    """Ours runs from this checkout as if installed: from compiled bytecode (kept
+    outside the checkout), as XProf's installed package does."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPYCACHEPREFIX"] = os.path.join(tempfile.gettempdir(), "tfprof_bench_pycache")
     return env
+
+
+def _compiled(env: dict[str, str]) -> None:
+    """Compile our modules once, so no timed run pays for it."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q",
+                    os.path.join(ROOT, "tfprof_shell")], check=True, env=env,
+                   stdout=subprocess.DEVNULL)
 
 
 def session_worker(path: str) -> dict[str, Any]:
@@ -296,22 +311,28 @@ def run(args: argparse.Namespace) -> list[list[Any]]:
         rec = recorded_profile(args.tf_python)
         files = ([rec] if rec else []) + [synthetic_profile()] + shape_profiles(args.tf_python)
     env = _env()
+    _compiled(env)
     rows: list[list[Any]] = []
     for path in files:
         label = "%s (%.0f MB)" % (os.path.relpath(path, ROOT), os.path.getsize(path) / 1e6)
-        ours_w, ours_m, xp_w, xp_m = [], [], [], []
+        ours_w, ours_m, ours_c, xp_w, xp_m, xp_c = [], [], [], [], [], []
         for _ in range(args.runs):
-            w, m = measured([sys.executable, "-m", "tfprof_shell", "--profile_path=" + path]
-                            + ONE_SHOT, env)
+            w, m, c = measured([sys.executable, "-m", "tfprof_shell", "--profile_path=" + path]
+                               + ONE_SHOT, env)
             ours_w.append(w)
             ours_m.append(m)
-            w, m = measured([args.xprof_python, "-c", XPROF_CODE, path])
+            ours_c.append(c)
+            w, m, c = measured([args.xprof_python, "-c", XPROF_CODE, path])
             xp_w.append(w)
             xp_m.append(m)
+            xp_c.append(c)
         ow, xw = statistics.median(ours_w), statistics.median(xp_w)
         om, xm = statistics.median(ours_m), statistics.median(xp_m)
+        oc, xc = statistics.median(ours_c), statistics.median(xp_c)
         rows.append([label, "one-shot op, wall s (runs: ours %s, XProf %s)"
                      % (_fmt(ours_w), _fmt(xp_w)), "%.2f" % ow, "%.2f" % xw, "%.2f" % (ow / xw)])
+        rows.append([label, "one-shot op, CPU s, user + system (runs: ours %s, XProf %s)"
+                     % (_fmt(ours_c), _fmt(xp_c)), "%.2f" % oc, "%.2f" % xc, "%.2f" % (oc / xc)])
         rows.append([label, "one-shot op, peak RSS MB", "%.0f" % om, "%.0f" % xm,
                      "%.2f" % (om / xm)])
         ours_tree = tree_pss_peak([sys.executable, "-m", "tfprof_shell",

@@ -453,6 +453,7 @@ def _random_space(seed):
     import random
 
     rng = random.Random(seed)
+    mixed_eager, funcs = rng.random() < 0.3, rng.random() < 0.5
     sp = Space()
     plane = sp.plane("/host:CPU")
     py = plane.line("python")
@@ -463,8 +464,16 @@ def _random_space(seed):
         py.event("$train.py:%d main" % rng.randrange(1, 5), start + 1, 300)
         py.event("FunctionRun", start + 2, 200, id=step + 1)
         if rng.random() < 0.5:
-            py.event("EagerExecute", start + 3, 5, eager_op="AddV2")
-            py.event("EagerKernelExecute", start + 4, 1)
+            # eager ops whose stats the column reader takes, or leaves to messages
+            eager = {"eager_op": rng.choice(["AddV2", "MatMul"])}
+            if mixed_eager:
+                eager = rng.choice([eager, {"is_func": rng.choice([0, 1]), **eager},
+                                    {**eager, "_r": 1}, {}, {"eager_op": 7}])
+            elif funcs:
+                eager["is_func"] = rng.choice([0, 1])
+            py.event("EagerExecute", start + 3, rng.choice([5, 5, 0]) if mixed_eager else 5,
+                     **eager)
+            py.event("EagerKernelExecute", start + 4, rng.choice([1, 1, 0]))
         t += 500
     for c in range(rng.randrange(1, 4)):
         line = plane.line("tf_Compute/%d" % c)
@@ -506,6 +515,7 @@ def test_column_reading_gives_the_model_of_reading_every_event(tmp_path, seed, m
         space, picked = read_xspace_picked(path, pick)
         epoch, first = time_origin(space)
         host = Host(space, 0, "", -first, path, picked)
+        host.read_ids()
         model = X.model_from_hosts([host], epoch + first, Source("xplane", (path,)))
         return model, [(line.ids, line.has_frames) for line in host.lines], host.markers
 
@@ -597,20 +607,33 @@ def test_executor_ids_read_as_columns_give_what_reading_each_event_gives(
 
     monkeypatch.setattr(XS, "IDS_AS_COLUMNS_AT_LEAST", 1)
     monkeypatch.setattr(XS, "_ID_GROUP_AT_LEAST", 1)
+    pick_lines = XS._pick
+    id_picks = []  # the picks of Host.read_ids, which reads the ids as columns
+
+    def recorded(planes, only=None, with_ids=False):
+        found = pick_lines(planes, only, with_ids)
+        if with_ids:
+            id_picks.append(found)
+        return found
+
+    monkeypatch.setattr(XS, "_pick", recorded)
     sp, defect = _executor_space(seed)
     path = sp.write(tmp_path / "h.xplane.pb")
     built = []
     for pick in (True, False):
         space, picked = read_xspace_picked(path, pick)
+        assert not any(p.id_columns for p in picked.values())  # not when loading
         epoch, first = time_origin(space)
         host = Host(space, 0, "", -first, path, picked)
+        host.read_ids()
         model = model_from_hosts([host], epoch + first, Source("xplane", (path,)))
         traces = {name: node.trace for name, node in model.nodes.items()}
         built.append(([line.ids for line in host.lines], sorted(host.markers), traces,
                       model.steps))
         if pick:
-            as_columns = [p.id_columns for p in picked.values() if p.id_columns]
-            first_line = next(v.id_columns for (p, li), v in picked.items()
+            assert len(id_picks) == 1
+            as_columns = [p.id_columns for p in id_picks[0].values() if p.id_columns]
+            first_line = next(v.id_columns for (p, li), v in id_picks[0].items()
                               if space.planes[p].lines[li].name == "tf_Compute/0")
     assert built[0] == built[1]
     if defect == "none":
@@ -664,6 +687,8 @@ def test_lines_picked_in_a_forked_child_are_picked_as_here(tmp_path, seed, monke
     monkeypatch.setattr(XS, "FORK_AT_LEAST", 0)
     monkeypatch.setattr(XS, "_cores", lambda: 2)
     monkeypatch.setattr(XS, "_in_pool_worker", lambda: False)  # other tests' threads
+    monkeypatch.setattr(XS, "_busy", lambda: False)  # other work on the machine
+    monkeypatch.setattr(XS, "_PARENT_SHARE_AT_LEAST", 0)
     pids = _children(monkeypatch)
     assert _picks(path) == serial
     _no_child_left(pids)  # a child did pick, and has ended
@@ -675,6 +700,45 @@ def test_lines_picked_in_a_forked_child_are_picked_as_here(tmp_path, seed, monke
     _no_child_left(pids)
 
 
+def test_no_child_is_forked_without_an_idle_core(tmp_path, monkeypatch):
+    from tfprof_shell.load import xspace as XS
+
+    path = _executor_space(0)[0].write(tmp_path / "h.xplane.pb")
+    serial = _picks(path)
+    monkeypatch.setattr(XS, "FORK_AT_LEAST", 0)
+    monkeypatch.setattr(XS, "_cores", lambda: 2)
+    monkeypatch.setattr(XS, "_in_pool_worker", lambda: False)  # other tests' threads
+    monkeypatch.setattr(XS, "_running", lambda: 2)  # this one and another
+    pids = _children(monkeypatch)
+    assert _picks(path) == serial
+    assert not pids
+    monkeypatch.setattr(XS, "_running", lambda: 1)
+    if hasattr(os, "fork"):
+        monkeypatch.setattr(XS, "_PARENT_SHARE_AT_LEAST", 0)
+        assert _picks(path) == serial
+        _no_child_left(pids)
+
+
+def test_no_child_is_forked_when_one_line_is_most_of_the_file(tmp_path, monkeypatch):
+    from tfprof_shell.load import xspace as XS
+
+    sp = Space()
+    plane = sp.plane("/host:CPU")
+    plane.line("python").event("train", 0, 10, step_num=1)
+    big = plane.line("tf_Compute/1")
+    for k in range(200):
+        big.event("s/op:Mul", k, 1)
+    path = sp.write(tmp_path / "h.xplane.pb")
+    monkeypatch.setattr(XS, "FORK_AT_LEAST", 0)
+    monkeypatch.setattr(XS, "_cores", lambda: 2)
+    monkeypatch.setattr(XS, "_in_pool_worker", lambda: False)  # other tests' threads
+    monkeypatch.setattr(XS, "_running", lambda: 1)
+    planes = XS._host_planes(open(path, "rb").read())
+    assert XS._child_share(planes, 1 << 30) == set()
+    monkeypatch.setattr(XS, "_PARENT_SHARE_AT_LEAST", 0)
+    assert XS._child_share(planes, 1 << 30) == {(0, 1)}
+
+
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork")
 def test_a_failing_child_leaves_the_picks_to_the_parent(tmp_path, monkeypatch):
     from tfprof_shell.load import xspace as XS
@@ -684,6 +748,8 @@ def test_a_failing_child_leaves_the_picks_to_the_parent(tmp_path, monkeypatch):
     monkeypatch.setattr(XS, "FORK_AT_LEAST", 0)
     monkeypatch.setattr(XS, "_cores", lambda: 2)
     monkeypatch.setattr(XS, "_in_pool_worker", lambda: False)  # other tests' threads
+    monkeypatch.setattr(XS, "_busy", lambda: False)  # other work on the machine
+    monkeypatch.setattr(XS, "_PARENT_SHARE_AT_LEAST", 0)
     parent, pick = os.getpid(), XS._pick
     pids = _children(monkeypatch)
 
@@ -710,12 +776,14 @@ def test_a_failing_parent_stops_its_child(tmp_path, monkeypatch):
     monkeypatch.setattr(XS, "FORK_AT_LEAST", 0)
     monkeypatch.setattr(XS, "_cores", lambda: 2)
     monkeypatch.setattr(XS, "_in_pool_worker", lambda: False)  # other tests' threads
+    monkeypatch.setattr(XS, "_busy", lambda: False)  # other work on the machine
+    monkeypatch.setattr(XS, "_PARENT_SHARE_AT_LEAST", 0)
     pids = _children(monkeypatch)
 
-    def interrupted(cls, data):
+    def interrupted(data):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(XS, "parse_binary", interrupted)
+    monkeypatch.setattr(XS, "split_space", interrupted)
     with pytest.raises(KeyboardInterrupt):
         XS.read_xspace_picked(path)
     _no_child_left(pids)

@@ -23,6 +23,7 @@ from .files import read_unzipped
 from .pystack import Leaves, Line, nested_stacks, parse_py_frame, stacks
 from .wire import length_prefix
 from .xspace_bytes import PlaneFields, plane_bytes
+from .xspace_lazy import LazyLine
 
 _AFTER_ALL = 1 << 62  # later than any time in picoseconds
 #: Lines with at most this many events are walked whole when stacks are looked
@@ -79,7 +80,9 @@ class FrameLines:
                 plane = space.planes[p]
                 if p not in self._frames:
                     self._frames[p] = frames_of(plane)
-                self._lines[(p, li)] = plane.lines[li]
+                line = plane.lines[li]
+                # a line split from the file: its bytes, read as those of the file are
+                self._lines[(p, li)] = line.raw if isinstance(line, LazyLine) else line
         self._raw: dict[tuple[int, int], Any] = {}
         self._events: dict[tuple[int, int], Any] = {}
 

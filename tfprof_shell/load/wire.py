@@ -191,12 +191,21 @@ def top_fields(data: bytes, limit: int = 4096) -> Optional[list[tuple[int, int, 
     A LEN value is a memoryview; None if the bytes are not well-formed or
     there are more than ``limit`` fields.
     """
+    fields = field_spans(data, limit)
+    return None if fields is None else [field[:3] for field in fields]
+
+
+def field_spans(data: Any, limit: int = 4096
+                ) -> Optional[list[tuple[int, int, Any, memoryview]]]:
+    """:func:`top_fields`, each with the whole field's bytes (tag included) last:
+    some of a message's fields joined again parse as those fields alone."""
     buf = memoryview(data)
-    pos, end = 0, len(data)
-    fields: list[tuple[int, int, Any]] = []
+    pos, end = 0, len(buf)
+    fields: list[tuple[int, int, Any, memoryview]] = []
     while pos < end:
         if len(fields) >= limit:
             return None
+        start = pos
         tag, pos = _varint(buf, pos, end)
         if tag is None or tag < 0 or tag >> 3 == 0:
             return None
@@ -218,5 +227,5 @@ def top_fields(data: bytes, limit: int = 4096) -> Optional[list[tuple[int, int, 
             value, pos = buf[pos:pos + length], pos + length
         else:
             return None
-        fields.append((number, wire, value))
+        fields.append((number, wire, value, buf[start:pos]))
     return fields

@@ -7,14 +7,17 @@ planes (kernels and the TF op each names, or for XLA programs the node
 :mod:`.xla` maps them to), in picoseconds on one time axis. :mod:`.xplane`
 turns them into a Model.
 
-Host lines are first read as columns (``xplane_columns.proto``: each line's
-event fields as arrays, no message per event) to pick the events worth a
-message (:class:`Picked`); executor ids, one per executor event, are read as
-columns too (:func:`_id_columns`). On a multi-core POSIX machine a large
-file's largest lines are picked by a forked child process while the parent
-picks the others and parses the whole file (:class:`_PickingChild`); the
-child's result is the parent's own, and anywhere else (or if the child fails)
-the parent picks every line itself.
+The file is never parsed whole (:mod:`.xspace_lazy`): host lines are first
+read as columns (``xplane_columns.proto``: each line's event fields as
+arrays, no message per event) to pick the events worth a message
+(:class:`Picked`), then each line is split into its events' bytes and only
+the picked events are parsed, one line at a time. Executor ids, one per
+executor event, matter only to Python stacks: a line's few are read one
+event at a time, its many (as columns, :func:`.event_columns.id_columns`) only when stacks
+are first looked up (:meth:`Host.read_ids`). On a multi-core POSIX machine a large file's largest
+lines are picked by a forked child process while the parent picks the
+others (:class:`_PickingChild`); the child's result is the parent's own, and
+anywhere else (or if the child fails) the parent picks every line itself.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import zlib
 from array import array
 from collections import Counter
 from dataclasses import dataclass
+from functools import partial
 from itertools import compress, islice, repeat
 from operator import add, attrgetter, itemgetter, le, lt, not_
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
@@ -37,16 +41,18 @@ from google.protobuf.message import DecodeError
 from ..errors import LoadError
 from ..model import Frame
 from ..proto import xplane_columns_pb2, xplane_pb2, xplane_stacks_pb2
+from .event_columns import eager_values, event_times, id_columns, stats_per_event
 from .files import parse_binary, read_unzipped
 from .frame_lines import FrameLines, stacks_on
 from .pystack import Line, attach_traces, eager_execs, parse_py_frame, subtract_nested
 from .records import CPU_DEVICE, GPU_STREAM_ALL
 from .xspace_bytes import PlaneFields, plane_bytes
+from .xspace_lazy import (HOST_PLANES, EventsByIndex, HostPlane, LazyLine, SplitSpace,
+                          events_at, split_space)
 
 if TYPE_CHECKING:
     from .xla import KernelOp, XlaKernels
 
-HOST_PLANES = ("/host:CPU", "Host Threads")
 TASK_ENV_PLANE = "Task Environment"
 _GPU_PLANE = re.compile(r"/device:GPU:(\d+)")
 #: Lines that XProf derives from other lines; reading them would count twice.
@@ -60,17 +66,13 @@ _TF_OP = re.compile(r"([A-Za-z0-9.][A-Za-z0-9_./>-]*):([A-Z_][A-Za-z0-9_]*)")
 _GZIP = b"\x1f\x8b"
 
 _SLICE = 1 << 18
-#: Executor ids are read as columns (see :func:`_id_columns`) from a line with at
+#: Executor ids are read as columns (see :func:`.event_columns.id_columns`) from a line with at
 #: least this many of them, and at least one in this many of its events (the
 #: line's events are split into their bytes first, which costs per event).
 IDS_AS_COLUMNS_AT_LEAST = 1024
 _IDS_AS_COLUMNS_DENSITY = 64
 #: ... and only the events of metadata with at least this many events there.
 _ID_GROUP_AT_LEAST = 64
-#: A stat put before each event's bytes to find the events' boundaries in the
-#: merged stat column: metadata id -1, which no writer uses (ids count from 0).
-_BOUNDARY_ID = -1
-_BOUNDARY = b"\x22\x0b\x08" + b"\xff" * 9 + b"\x01"
 _OFFSET = attrgetter("offset_ps")
 _DURATION = attrgetter("duration_ps")
 # Event kinds on host lines, decided once per event metadata.
@@ -90,7 +92,9 @@ class Picked:
     Events are split by their metadata: TF-op events (``op_*``, their times too
     where the line's offset or duration column is aligned, else None), and
     the rest (``rest_*``) that are not Python-tracer events; Python-tracer
-    events get no message at all.
+    events get no message at all. The rest holds every other event only where
+    the line has step markers or executor ids are read (see :func:`_pick`);
+    else just the events of special kinds (eager ops, kernels, memory).
     """
 
     n_events: int
@@ -107,15 +111,17 @@ class Picked:
     #: has the same number of stats, all int64 (or all uint64) valued, and one
     #: of them, always at the same place, is an executor ``id`` and none a
     #: ``step_num``: (indices, offsets, durations, id values) as columns
-    #: (see :func:`_id_columns`); only for metadata whose first event has an id
+    #: (see :func:`.event_columns.id_columns`); only for metadata whose first event has an id
     id_columns: Optional[dict[int, tuple[list[int], list[int], list[int], list[int]]]] = None
 
 
 def read_xspace_picked(path: str, pick: bool = True) -> tuple[Any, dict[tuple[int, int], Picked]]:
-    """One ``.xplane.pb`` (optionally gzip-compressed) parsed; LoadError if it is
-    not one. With ``pick``, also each host line's :class:`Picked` by (plane index,
-    line index), from the same bytes read with ``xplane_columns.proto`` (each
-    line's event fields as arrays)."""
+    """One ``.xplane.pb`` (optionally gzip-compressed) split into its parts (a
+    :class:`.xspace_lazy.SplitSpace`: host lines parsed only when read; an
+    ``XSpace`` message where the bytes do not split so); LoadError if it is
+    not one. With ``pick``, also each host line's :class:`Picked` by (plane
+    index, line index), from the same bytes read with ``xplane_columns.proto``
+    (each line's event fields as arrays)."""
     if path.endswith(".riegeli"):
         raise LoadError("--profile_path %s: .xplane.riegeli files are not supported; "
                         "use the .xplane.pb files of the same run" % path)
@@ -125,10 +131,10 @@ def read_xspace_picked(path: str, pick: bool = True) -> tuple[Any, dict[tuple[in
     child = _PickingChild.start(planes, theirs.__contains__) if theirs else None
     if child is None:
         theirs = set()
-    # the parent's share first: its columns are dropped before the full parse
     picked = _pick(planes, lambda key: key not in theirs)
     try:
-        space = parse_binary(xplane_pb2.XSpace, data)
+        space: Any = split_space(data)
+        heads = space is not None and _lines_parse(space)
     except BaseException:
         if child is not None:
             child.abandon()
@@ -137,52 +143,78 @@ def read_xspace_picked(path: str, pick: bool = True) -> tuple[Any, dict[tuple[in
         got = child.result()
         picked.update(got if got is not None else _pick(planes, theirs.__contains__))
     del planes
+    if space is not None and not (heads and _lines_parse(space, picked)):
+        space = None
+    if space is None:  # a full parse reads what did not split, or fails
+        space = parse_binary(xplane_pb2.XSpace, data)
     if space is None or not _looks_like_xspace(space):
         raise LoadError("--profile_path %s: not an XSpace (.xplane.pb) file" % path)
     return space, picked
 
 
+def _lines_parse(space: SplitSpace,
+                 picked: Optional[dict[tuple[int, int], Picked]] = None) -> bool:
+    """Whether each host line's header parses (parsed once, then kept), and with
+    ``picked``, the events of each line not picked (a picked line's events
+    parsed as columns already)."""
+    try:
+        for p, plane in enumerate(space.planes):
+            if isinstance(plane, HostPlane):
+                for li, line in enumerate(plane.lines):
+                    line.name  # noqa: B018 (parses the header)
+                    if picked is not None and (p, li) not in picked:
+                        line.events  # noqa: B018
+    except DecodeError:
+        return False
+    return True
+
+
 #: Files at least this large (bytes) are picked partly in a forked process
-#: while this one parses them in full (see :class:`_PickingChild`).
-FORK_AT_LEAST = 16 << 20
-#: The share of the host lines' bytes the child picks. The parent parses the
-#: whole file in full besides its own share's picks, and the picks the child
-#: sends back cost time on both ends: it gets the largest line (in a traced
-#: profile, the Python thread: millions of frames, few picks), then smaller
-#: lines as far as they fit.
-_CHILD_SHARE = 0.78
+#: while this one picks the rest and splits the file (see :class:`_PickingChild`).
+FORK_AT_LEAST = 32 << 20
+#: The share of the host lines' bytes the child picks: it gets the largest
+#: line (in a traced profile, the Python thread: millions of frames, few
+#: picks), then smaller lines as far as they fit; the parent splits the file
+#: besides its own share's picks, and the picks the child sends back cost
+#: time on both ends.
+_CHILD_SHARE = 0.5
+#: ... and only if what is left to the parent is at least this share of them.
+_PARENT_SHARE_AT_LEAST = 0.25
 
 
 def _child_share(planes: list[_HostPlane], size: int) -> set[tuple[int, int]]:
     """The lines (plane index, line index) a forked child should pick: the
     largest, then others up to :data:`_CHILD_SHARE` of the bytes ({} where forking does not
-    pay or is not safe: small files, one core, no ``os.fork``, a worker of a
-    process pool, other threads)."""
+    pay or is not safe: small files, one line most of them, one core or no idle
+    one, no ``os.fork``, a worker of a process pool, other threads)."""
     if (size < FORK_AT_LEAST or not hasattr(os, "fork") or _cores() < 2
-            or _in_pool_worker()):
+            or _in_pool_worker() or _busy()):
         return set()
     lines = sorted(((len(raw), (plane.index, li)) for plane in planes
                     for li, raw in enumerate(plane.lines)), reverse=True)
-    budget = _CHILD_SHARE * sum(n for n, _ in lines)
+    total = sum(n for n, _ in lines)
+    budget = _CHILD_SHARE * total
     out: set[tuple[int, int]] = set()
     for n, key in lines:  # the largest line, then those that fit what is left
         if n <= budget or not out:
             out.add(key)
             budget -= n
+    if total - (_CHILD_SHARE * total - budget) < _PARENT_SHARE_AT_LEAST * total:
+        return set()  # one line is most of the file: the parent would only wait
     return out
 
 
 class _PickingChild:
     """:func:`_pick` of some lines in a forked child process, on a second core.
 
-    The one-shot CLI is one process, and parsing a large XSpace in full and
-    reading its lines' columns are each single-threaded work on the same
-    bytes: a child forked once the bytes are read and split picks the largest
-    lines while the parent picks the others and parses in full, then sends
-    its Picked back through a pipe as packed arrays. Only where ``os.fork``
-    exists (not Windows), with two or more cores, for large files, and not
-    inside a worker of a process pool (:mod:`.parallel`); elsewhere the parent
-    picks every line itself, with the same result. The parent always waits
+    The one-shot CLI is one process, and reading a large XSpace's lines as
+    columns is single-threaded work: a child forked once the bytes are read
+    and split picks the largest lines while the parent picks the others and
+    splits the file into its parts, then sends its Picked back through a pipe
+    as packed arrays. Only where ``os.fork`` exists (not Windows), with two or
+    more cores of which one was idle over the last minute, for large files,
+    and not inside a worker of a process pool (:mod:`.parallel`); elsewhere
+    the parent picks every line itself, with the same result. The parent always waits
     for the child (it never leaves a zombie or a running child: on its own
     errors it kills it first); if the child fails in any way, :meth:`result`
     is None and the parent picks the child's lines too.
@@ -192,9 +224,10 @@ class _PickingChild:
         self.pid, self.fd = pid, fd
 
     @classmethod
-    def start(cls, planes: list[_HostPlane], only: Callable[[tuple[int, int]], bool]
-              ) -> Optional["_PickingChild"]:
-        """The child picking the lines ``only`` accepts (None if forking fails)."""
+    def start(cls, planes: list[_HostPlane], only: Callable[[tuple[int, int]], bool],
+              with_ids: bool = False) -> Optional["_PickingChild"]:
+        """The child picking the lines ``only`` accepts (None if forking fails);
+        ``with_ids`` as :func:`_pick`'s."""
         try:
             read_fd, write_fd = os.pipe()
         except OSError:
@@ -209,7 +242,8 @@ class _PickingChild:
             status = 1
             try:
                 os.close(read_fd)
-                payload = _pack_picked(_pick(planes, only))
+                payload = _pack_picked(_pick(planes, only, with_ids=True) if with_ids
+                                       else _pick(planes, only))
                 with os.fdopen(write_fd, "wb") as out:
                     out.write(payload)
                 status = 0
@@ -254,6 +288,28 @@ class _PickingChild:
                 continue
             except ChildProcessError:  # reaped elsewhere (a SIGCHLD handler)
                 return -1
+
+
+def _busy() -> bool:
+    """Whether the child would wait for a core: more processes run (or wait to)
+    than all cores but one."""
+    running = _running()
+    return running is not None and running > _cores() - 1
+
+
+def _running() -> Optional[float]:
+    """How many processes run or wait to run now, this one included (Linux), else
+    the load average over the last minute, else None. (A load average lags: a
+    benchmark that runs one process after another keeps it near one.)"""
+    try:
+        with open("/proc/loadavg") as f:
+            return int(f.read().split()[3].split("/")[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return None
 
 
 def _cores() -> int:
@@ -340,11 +396,14 @@ def _host_planes(data: bytes) -> list[_HostPlane]:
     return out
 
 
-def _pick(planes: list[_HostPlane], only: Optional[Callable[[tuple[int, int]], bool]] = None
-          ) -> dict[tuple[int, int], Picked]:
+def _pick(planes: list[_HostPlane], only: Optional[Callable[[tuple[int, int]], bool]] = None,
+          with_ids: bool = False) -> dict[tuple[int, int], Picked]:
     """Each host line's :class:`Picked` (with ``only``, of the lines it accepts),
     each line's bytes read with ``xplane_columns.proto`` (its event fields as
-    arrays); a line that does not parse gets none."""
+    arrays); a line that does not parse gets none. With ``with_ids``, the picks
+    :meth:`Host.read_ids` reads executor ids by (they matter only to Python
+    stacks): with :attr:`Picked.id_columns`, the ops' times left as the
+    columns give them."""
     out: dict[tuple[int, int], Picked] = {}
     for plane in planes:
         p, names = plane.index, plane.names
@@ -352,6 +411,7 @@ def _pick(planes: list[_HostPlane], only: Optional[Callable[[tuple[int, int]], b
         kinds = [(k, _classify(name)[0]) for k, name in names]
         op_ids = {k for k, kind in kinds if kind == _OP}
         other_ids = {k for k, kind in kinds if kind == _OTHER}
+        special_ids = {k for k, kind in kinds if kind not in (_OP, _PY, _OTHER)}
         id_stats = {k for k, name in plane.stat_names.items() if name == "id"}
         marker_stats = {k for k, name in plane.stat_names.items() if name == "step_num"}
         keep_of = dict.fromkeys(py_ids, False)
@@ -373,6 +433,13 @@ def _pick(planes: list[_HostPlane], only: Optional[Callable[[tuple[int, int]], b
             rest: list[int] = []
             rest_md: list[int] = []
             has_frames = False
+            stat_counts = Counter(events.stats.metadata_id)
+            n_ids = sum(stat_counts.get(k, 0) for k in id_stats)
+            # All the rest only where markers or ids are read from it (ids read
+            # as columns are left for later); else only the events of special
+            # kinds (eager ops, memory).
+            all_rest = (with_ids or any(map(stat_counts.get, marker_stats))
+                        or (n_ids > 0 and not ids_as_columns(n_ids, n)))
             # In slices: a list of millions of ints would cost hundreds of MB.
             # Reading a column costs per element, so the time columns are
             # sliced where most events are ops and indexed where few are.
@@ -388,22 +455,32 @@ def _pick(planes: list[_HostPlane], only: Optional[Callable[[tuple[int, int]], b
                 if not count:
                     continue
                 if count == len(part):
-                    kept, kept_md = list(range(k, k + count)), part
+                    kept, kept_md = range(k, k + count), part
                 else:
                     local = (list(compress(range(len(part)), mask)) if count * 16 > len(part)
                              else _positions(mask, count))
                     kept = list(map(k.__add__, local)) if k else local
                     kept_md = list(map(part.__getitem__, local))
                 if op_ids.isdisjoint(kept_md):
-                    rest += kept
-                    rest_md += kept_md
+                    if all_rest:
+                        rest += kept
+                        rest_md += kept_md
+                    elif not special_ids.isdisjoint(kept_md):
+                        is_special = list(map(special_ids.__contains__, kept_md))
+                        rest += compress(kept, is_special)
+                        rest_md += compress(kept_md, is_special)
                     continue
                 is_op = list(map(op_ids.__contains__, kept_md))
                 these = list(compress(kept, is_op))
                 ops += these
                 op_md += compress(kept_md, is_op)
-                rest += compress(kept, map(not_, is_op))
-                rest_md += compress(kept_md, map(not_, is_op))
+                if all_rest:
+                    rest += compress(kept, map(not_, is_op))
+                    rest_md += compress(kept_md, map(not_, is_op))
+                elif not special_ids.isdisjoint(kept_md):  # no op is special
+                    is_special = list(map(special_ids.__contains__, kept_md))
+                    rest += compress(kept, is_special)
+                    rest_md += compress(kept_md, is_special)
                 if len(these) * 4 >= len(part):
                     in_part = (is_op if len(kept) == len(part)
                                else list(map(op_ids.__contains__, part)))
@@ -414,24 +491,61 @@ def _pick(planes: list[_HostPlane], only: Optional[Callable[[tuple[int, int]], b
                         into += compress(column[k:k + _SLICE], in_part)
                     else:
                         into += map(column.__getitem__, these)
-            stat_counts = Counter(events.stats.metadata_id)
             del events, ids, offsets, durations
             picked = out[(p, li)] = Picked(
                 n, has_frames, ops, op_md, op_offsets if len(op_offsets) == len(ops) else None,
                 op_durations if len(op_durations) == len(ops) else None, rest, rest_md,
                 stat_counts)
-            n_ids = sum(stat_counts.get(k, 0) for k in id_stats)
-            with_ids = n_ids >= IDS_AS_COLUMNS_AT_LEAST and n_ids * _IDS_AS_COLUMNS_DENSITY >= n
-            untimed = len(ops) >= IDS_AS_COLUMNS_AT_LEAST and (
+            as_columns = with_ids and ids_as_columns(n_ids, n)
+            untimed = not with_ids and len(ops) >= IDS_AS_COLUMNS_AT_LEAST and (
                 picked.op_offsets is None or picked.op_durations is None)
-            if with_ids or untimed:
+            if as_columns or untimed:
                 raw_events = xplane_stacks_pb2.LineRaw.FromString(raw).events
-                if with_ids:
-                    picked.id_columns = _line_id_columns(raw_events, rest, rest_md, other_ids,
+                if as_columns:
+                    picked.id_columns = _lineid_columns(raw_events, rest, rest_md, other_ids,
                                                          id_stats, marker_stats)
                 if untimed:
                     _time_ops(picked, raw_events)
     return out
+
+
+def _pick_ids(planes: list[_HostPlane], where: Iterable[tuple[int, int]]
+              ) -> dict[tuple[int, int], Picked]:
+    """:func:`_pick` ``with_ids`` of the lines at ``where``, the largest half of
+    their bytes in a forked child where that pays (as when loading)."""
+    wanted = set(where)
+    sizes = [_HostPlane(plane.index, [], {}, [raw if (plane.index, li) in wanted else b""
+                                             for li, raw in enumerate(plane.lines)])
+             for plane in planes]
+    theirs = _child_share(sizes, sum(len(raw) for plane in sizes for raw in plane.lines))
+    theirs &= wanted
+    child = _PickingChild.start(planes, theirs.__contains__, True) if theirs else None
+    if child is None:
+        theirs = set()
+    try:
+        picked = _pick(planes, lambda key: key in wanted and key not in theirs, with_ids=True)
+    except BaseException:
+        if child is not None:
+            child.abandon()
+        raise
+    if child is not None:
+        got = child.result()
+        picked.update(got if got is not None
+                      else _pick(planes, theirs.__contains__, with_ids=True))
+    return picked
+
+
+def _spans(base: int, offsets: list[int], durations: list[int], values: list[int]
+           ) -> list[tuple[int, int, int]]:
+    """(start, end, value) of each event, ``base`` added to its offset."""
+    starts = list(map(base.__add__, offsets))
+    return list(zip(starts, map(add, starts, durations), values))
+
+
+def ids_as_columns(n_ids: int, n_events: int) -> bool:
+    """Whether a line's executor ids (``n_ids`` of them, among ``n_events``
+    events) are read as columns (:func:`.event_columns.id_columns`), else one event at a time."""
+    return n_ids >= IDS_AS_COLUMNS_AT_LEAST and n_ids * _IDS_AS_COLUMNS_DENSITY >= n_events
 
 
 def _time_ops(picked: Picked, raw_events: Any) -> None:
@@ -448,7 +562,7 @@ def _time_ops(picked: Picked, raw_events: Any) -> None:
         picked.op_durations = parsed.duration_ps[:]
 
 
-def _line_id_columns(raw_events: Any, rest: list[int], rest_md: list[int],
+def _lineid_columns(raw_events: Any, rest: list[int], rest_md: list[int],
                      other_ids: set[int], id_stats: set[int], marker_stats: set[int]
                      ) -> dict[int, tuple[list[int], list[int], list[int], list[int]]]:
     """:attr:`Picked.id_columns` of a line (``raw_events``: its events' bytes), for
@@ -457,7 +571,7 @@ def _line_id_columns(raw_events: Any, rest: list[int], rest_md: list[int],
     candidates = [md for md, n in sizes.items()
                   if n >= _ID_GROUP_AT_LEAST and md in other_ids]
     wanted = id_stats | marker_stats
-    per_event = _stats_per_event([raw_events[rest[rest_md.index(md)]] for md in candidates])
+    per_event = stats_per_event([raw_events[rest[rest_md.index(md)]] for md in candidates])
     chosen = [md for md, stats in zip(candidates, per_event) if stats is not None
               and id_stats.intersection(stats) and not marker_stats.intersection(stats)]
     if len(chosen) == 1:
@@ -469,99 +583,10 @@ def _line_id_columns(raw_events: Any, rest: list[int], rest_md: list[int],
                 groups[md].append(i)
     out = {}
     for md, indices in groups.items():
-        found = _id_columns(raw_events, indices, id_stats, wanted)
+        found = id_columns(raw_events, indices, id_stats, wanted)
         if found is not None:
             out[md] = found
     return out
-
-
-def _stats_per_event(events: list[bytes]) -> list[Optional[list[int]]]:
-    """Each event's stat metadata ids (None if the boundaries are not found)."""
-    parsed = xplane_columns_pb2.EventValues.FromString(_BOUNDARY + _BOUNDARY.join(events))
-    ids = list(parsed.stats.metadata_id)
-    if ids.count(_BOUNDARY_ID) != len(events):
-        return [None] * len(events)
-    out: list[Optional[list[int]]] = []
-    at = ids.index(_BOUNDARY_ID) if events else 0
-    for _ in events:
-        nxt = ids.index(_BOUNDARY_ID, at + 1) if len(out) + 1 < len(events) else len(ids)
-        out.append(ids[at + 1:nxt])
-        at = nxt
-    return out
-
-
-def _id_columns(raw_events: Any, indices: list[int], id_stats: set[int], wanted: set[int]
-                ) -> Optional[tuple[list[int], list[int], list[int], list[int]]]:
-    """(indices, offsets, durations, id values) of the events at ``indices``, read
-    from their bytes joined (one parse, no message per event), or None unless
-    every event wrote an offset and a duration and has the same number of stats,
-    exactly one of them wanted (always at the same place) and an id, every stat
-    valued int64 (or every one uint64). Then each event is what
-    :meth:`Host._read_marks_at` would read one message at a time: one wanted
-    stat, an executor id of value ``int64_value or uint64_value``.
-
-    The stats of the joined events merge into one column; a boundary stat put
-    before each event shows where each event's stats begin.
-    """
-    n = len(indices)
-    parsed = xplane_columns_pb2.EventValues.FromString(
-        _BOUNDARY + _BOUNDARY.join(map(raw_events.__getitem__, indices)))
-    offsets, durations = parsed.offset_ps[:], parsed.duration_ps[:]
-    if len(offsets) != n or len(durations) != n or parsed.num_occurrences or not n:
-        return None
-    stats = parsed.stats
-    ids = stats.metadata_id[:]
-    each, left = divmod(len(ids), n)  # stats per event, the boundary included
-    if left or each < 2 or ids.count(_BOUNDARY_ID) != n or ids[::each].count(_BOUNDARY_ID) != n:
-        return None
-    slot = None
-    for j in range(1, each):
-        at_j = set(ids[j::each])
-        if at_j.isdisjoint(wanted):
-            continue
-        if slot is not None or not at_j <= id_stats:
-            return None
-        slot = j
-    if slot is None:
-        return None
-    per = each - 1  # values per event, if every stat has one of the same kind
-    kinds = (stats.int64_value, stats.uint64_value, stats.double_value, stats.str_value,
-             stats.bytes_value, stats.ref_value)
-    sizes = [len(k) for k in kinds]
-    if sizes[0] == per * n and not any(sizes[1:]):
-        values = stats.int64_value[slot - 1::per]
-    elif sizes[1] == per * n and not sizes[0] and not any(sizes[2:]):
-        values = stats.uint64_value[slot - 1::per]
-    else:
-        found = _slot_values(raw_events, indices, slot, each)
-        if found is None:
-            return None
-        values = found
-    return indices, offsets, durations, values
-
-
-def _slot_values(raw_events: Any, indices: list[int], slot: int, each: int
-                 ) -> Optional[list[int]]:
-    """The values of stat ``slot`` of each event at ``indices``, when their other
-    stats hold values of other kinds: every event's stats kept as bytes (one
-    parse), that slot's picked out and parsed again as columns. None unless
-    the slot's values are all int64 (or all uint64)."""
-    n = len(indices)
-    raw = xplane_columns_pb2.EventStatsRaw.FromString(
-        _BOUNDARY + _BOUNDARY.join(map(raw_events.__getitem__, indices))).stats
-    if len(raw) != n * each:
-        return None
-    parsed = xplane_columns_pb2.StatValues.FromString(b"".join(raw[slot::each]))
-    if len(parsed.metadata_id) != n:
-        return None
-    kinds = (parsed.int64_value, parsed.uint64_value, parsed.double_value, parsed.str_value,
-             parsed.bytes_value, parsed.ref_value)
-    sizes = [len(k) for k in kinds]
-    if sizes[0] == n and not any(sizes[1:]):
-        return parsed.int64_value[:]
-    if sizes[1] == n and not any(sizes[2:]) and not sizes[0]:
-        return parsed.uint64_value[:]
-    return None
 
 
 def _positions(mask: list[bool], count: int) -> list[int]:
@@ -623,7 +648,7 @@ class _Stats:
         #: (id of a name table, event metadata id) -> that metadata's stats by name
         self._md_stats: dict[tuple[int, int], dict[str, Any]] = {}
 
-    def _of_md(self, md_id: int, ids: dict[int, str]) -> dict[str, Any]:
+    def of_metadata(self, md_id: int, ids: dict[int, str]) -> dict[str, Any]:
         """The stats of event metadata ``md_id`` named by ``ids``, read once."""
         key = (id(ids), md_id)
         found = self._md_stats.get(key)
@@ -642,7 +667,7 @@ class _Stats:
 
     def pick(self, event: Any, ids: dict[int, str]) -> dict[str, Any]:
         """The stats of :meth:`of` whose metadata ids are in ``ids`` (id -> name)."""
-        base = self._of_md(event.metadata_id, ids)
+        base = self.of_metadata(event.metadata_id, ids)
         out = dict(base) if base else {}
         for st in event.stats:
             name = ids.get(st.metadata_id)
@@ -709,6 +734,8 @@ class Host:
         #: lines read from columns with no op inside another (their ``ops`` stay
         #: empty; see :meth:`op_rows`)
         self.op_columns: dict[int, tuple[list[int], list[str], list[str], list[int]]] = {}
+        #: indices in :attr:`lines` of the lines whose ids :meth:`read_ids` reads
+        self._ids_later: list[int] = []
         for p, plane in enumerate(space.planes):
             if plane.name in HOST_PLANES:
                 self._read_host(plane, p, picked or {})
@@ -738,7 +765,9 @@ class Host:
             kinds[md_id], payloads[md_id] = _classify(md.name)
         frame_ids, py_ids = _python_ids((k, v.name) for k, v in plane.event_metadata.items())
         # Only these stats matter on other events (executor ids, step markers).
-        wanted = {k: v for k, v in stats.names.items() if v in ("step_num", "id")}
+        wanted = _wanted_stats(stats.names)
+        step_stats = {k: v for k, v in wanted.items() if v == "step_num"}
+        id_stats = [k for k, v in wanted.items() if v == "id"]
         eager_stats = {k: v for k, v in stats.names.items() if v in ("eager_op", "is_func")}
         special_ids = {k for k, kind in kinds.items() if kind not in (_OP, _PY, _OTHER)}
         for li, xline in enumerate(plane.lines):
@@ -746,36 +775,103 @@ class Host:
                 continue
             line = Line(where=(p, li))
             base = (self.shift_ns + xline.timestamp_ns) * 1000
-            events = xline.events
-            n = len(events)
             pick = picked.get((p, li))
-            if pick is not None and pick.n_events == n:  # no event left its id out
-                line.has_frames = pick.has_frames
-                self._read_ops(pick, events, base, payloads, line)
-                special = (list(compress(pick.rest_indices,
-                                         map(special_ids.__contains__, pick.rest_ids)))
-                           if special_ids else [])
-                self._read_events(special, events, base, kinds, payloads, stats,
-                                  eager_stats, wanted, line)
-                self._read_other(pick, events, base, kinds, wanted, line)
-            else:
-                ids = [ev.metadata_id for ev in events]
-                line.has_frames = any(map(frame_ids.__contains__, ids))
-                # Python-tracer events (most of a traced thread) get no message at all.
-                chosen = compress(range(n), map(not_, map(py_ids.__contains__, ids)))
-                self._read_events(chosen, events, base, kinds, payloads, stats,
-                                  eager_stats, wanted, line)
+            try:
+                # a picked line is read by index: each event read parsed alone
+                events = (xline.event_bytes() if pick is not None and isinstance(xline, LazyLine)
+                          else xline.events)
+                n = len(events)
+                if pick is not None and pick.n_events == n:  # no event left its id out
+                    line.has_frames = pick.has_frames
+                    self._read_ops(pick, events, base, payloads, line)
+                    special = (list(compress(pick.rest_indices,
+                                             map(special_ids.__contains__, pick.rest_ids)))
+                               if special_ids else [])
+                    if isinstance(events, EventsByIndex) and special:
+                        special = self._read_eager_columns(special, events, base, kinds, stats,
+                                                           eager_stats, line)
+                    self._read_events(special, events, base, kinds, payloads, stats,
+                                      eager_stats, wanted, line)
+                    # Executor ids only matter to Python stacks: many are read
+                    # (as columns) when those are; a few, one by one now.
+                    n_ids = sum(pick.stat_counts.get(k, 0) for k in id_stats)
+                    later = ids_as_columns(n_ids, n)
+                    self._read_other(pick, events, base, kinds, step_stats if later else wanted,
+                                     line, self.markers)
+                    if later:
+                        self._ids_later.append(len(self.lines))
+                else:
+                    if isinstance(events, EventsByIndex):
+                        events = xline.events
+                    ids = [ev.metadata_id for ev in events]
+                    line.has_frames = any(map(frame_ids.__contains__, ids))
+                    # Python-tracer events (most of a traced thread) get no message at all.
+                    chosen = compress(range(n), map(not_, map(py_ids.__contains__, ids)))
+                    self._read_events(chosen, events, base, kinds, payloads, stats,
+                                      eager_stats, wanted, line)
+            except DecodeError:  # a line split from the file, read only now
+                raise LoadError("--profile_path %s: not an XSpace (.xplane.pb) file"
+                                % self.path) from None
+            del events  # before the next line's are parsed
             self.lines.append(line)
+
+    def read_ids(self) -> None:
+        """Fill the executor ids (``Line.ids``) of the lines that have many (loading
+        leaves them out: only Python stacks need them), reading those lines
+        again from the file (or the kept XSpace) as columns."""
+        later, self._ids_later = self._ids_later, []
+        if not later:
+            return
+        where = {self.lines[i].where: self.lines[i] for i in later}
+        planes = self._host_planes_again({p for p, _ in where})
+        picked = _pick_ids(planes, where)
+        changed = LoadError("--profile_path %s: the file changed since it was loaded"
+                            % self.path)
+        for plane in planes:
+            kinds = {k: _classify(name)[0] for k, name in plane.names}
+            wanted = _wanted_stats(plane.stat_names)
+            for li, raw in enumerate(plane.lines):
+                line = where.get((plane.index, li))
+                if line is None:
+                    continue
+                pick = picked.get((plane.index, li))
+                try:
+                    split = xplane_stacks_pb2.LineSplit.FromString(raw)
+                except DecodeError:
+                    raise changed from None
+                events = EventsByIndex(split.events)
+                if pick is None or pick.n_events != len(events):
+                    raise changed
+                base = (self.shift_ns + split.timestamp_ns) * 1000
+                # markers were read when loading
+                self._read_other(pick, events, base, kinds, wanted, line, [])
+
+    def _host_planes_again(self, wanted: set[int]) -> list[_HostPlane]:
+        """The host planes at indices ``wanted``, split from the file again (or
+        from the kept XSpace)."""
+        if self.path:
+            planes = _host_planes(read_unzipped(self.path, "profile_path"))
+            return [plane for plane in planes if plane.index in wanted]
+        out = []
+        for p, plane in enumerate(self._kept.planes if self._kept is not None else ()):
+            if p in wanted:
+                lines = [line.raw if isinstance(line, LazyLine) else line.SerializeToString()
+                         for line in plane.lines]
+                out.append(_HostPlane(p, [(k, md.name) for k, md in plane.event_metadata.items()],
+                                      {k: md.name for k, md in plane.stat_metadata.items()},
+                                      lines))
+        return out
 
     def _read_events(self, chosen: Iterable[int], events: Any, base: int,
                      kinds: dict[int, int], payloads: dict[int, Any], stats: _Stats,
                      eager_stats: dict[int, str], wanted: dict[int, str], line: Line) -> None:
         """Read the events at ``chosen`` (indices, ascending) one message each."""
         kind_of = kinds.get
+        eager_name, value = eager_stats.get, stats.value
         ops = line.ops
         chosen = list(chosen)
         marks: list[int] = []
-        for i, ev in zip(chosen, map(events.__getitem__, chosen)):
+        for i, ev in zip(chosen, events_at(events, chosen)):
             md_id = ev.metadata_id
             kind = kind_of(md_id, _OTHER)
             if kind == _OTHER:
@@ -792,16 +888,65 @@ class Host:
             if kind == _EAGER_KERNEL:
                 line.kernels.append((start, end))
             elif kind == _EAGER:
-                st = stats.pick(ev, eager_stats)
-                op = st.get("eager_op")
-                if op and not st.get("is_func"):
+                # stats.pick(ev, eager_stats) without the dict: the last of each wins
+                defaults = stats.of_metadata(md_id, eager_stats)
+                op, is_func = defaults.get("eager_op"), defaults.get("is_func")
+                for st in ev.stats:
+                    stat_name = eager_name(st.metadata_id)
+                    if stat_name == "eager_op":
+                        op = value(st)
+                    elif stat_name is not None:
+                        is_func = value(st)
+                if op and not is_func:
                     line.eagers.append((start, end, op if type(op) is str else str(op)))
             elif kind == _MEMORY:
                 self.memory.append((start, payloads[md_id], stats.of(ev)))
         if marks:
             ids: list[tuple[int, tuple[int, int, int]]] = []
-            self._read_marks_at(marks, events, base, wanted, ids)
+            self._read_marks_at(marks, events, base, wanted, ids, self.markers)
             line.ids.extend(map(itemgetter(1), ids))
+
+    def _read_eager_columns(self, special: list[int], events: EventsByIndex, base: int,
+                            kinds: dict[int, int], stats: _Stats, eager_stats: dict[int, str],
+                            line: Line) -> list[int]:
+        """Read the eager ops and their kernels among ``special`` (ascending indices)
+        as :meth:`_read_events` would, from columns (:func:`.event_columns.event_times`,
+        :func:`.event_columns.eager_values`) where their events allow; returns the indices left
+        to read one message each."""
+        raw = events.raw()
+        parts = list(map(raw.__getitem__, special))
+        md_ids = xplane_columns_pb2.EventValues.FromString(b"".join(parts)).metadata_id[:]
+        if len(md_ids) != len(special):  # an event of metadata id 0
+            return special
+        kind_of = kinds.get
+        of_kind = list(map(kind_of, md_ids))
+        left = []
+        for kind in (_EAGER_KERNEL, _EAGER):
+            mask = list(map(kind.__eq__, of_kind))
+            these = list(compress(parts, mask))
+            if not these:
+                continue
+            times = event_times(these)
+            found = None
+            if times is not None and kind == _EAGER:
+                found = eager_values(these, list(compress(md_ids, mask)), eager_stats,
+                                     partial(stats.of_metadata, ids=eager_stats), stats.names)
+            if times is None or (kind == _EAGER and found is None):
+                left += compress(special, mask)
+                continue
+            starts = list(map(base.__add__, times[0]))
+            ends = list(map(add, starts, times[1]))
+            if kind == _EAGER_KERNEL:
+                line.kernels.extend(zip(starts, ends))
+                continue
+            assert found is not None
+            line.eagers.extend((start, end, op if type(op) is str else str(op))
+                               for start, end, op, is_func in zip(starts, ends, *found)
+                               if op and not is_func)
+        for kind in set(of_kind).difference((_EAGER_KERNEL, _EAGER)):
+            left += compress(special, map(kind.__eq__, of_kind))
+        left.sort()
+        return left
 
     def _read_ops(self, pick: Picked, events: Any, base: int, payloads: dict[int, Any],
                   line: Line) -> None:
@@ -813,10 +958,10 @@ class Host:
             return
         offsets = pick.op_offsets
         if offsets is None:
-            offsets = list(map(_OFFSET, map(events.__getitem__, chosen)))
+            offsets = list(map(_OFFSET, events_at(events, chosen)))
         durations = pick.op_durations
         if durations is None:
-            durations = list(map(_DURATION, map(events.__getitem__, chosen)))
+            durations = list(map(_DURATION, events_at(events, chosen)))
         starts = list(map(base.__add__, offsets))
         ends = list(map(add, starts, durations))
         named = list(map(payloads.__getitem__, pick.op_ids))
@@ -839,8 +984,10 @@ class Host:
                 list(map(itemgetter(3), ops)), list(map(itemgetter(4), ops)))
 
     def _read_other(self, pick: Picked, events: Any, base: int, kinds: dict[int, int],
-                    wanted: dict[int, str], line: Line) -> None:
-        """Step markers and executor ids: only events with a wanted stat count, and
+                    wanted: dict[int, str], line: Line,
+                    markers: list[tuple[int, int, int]]) -> None:
+        """Step markers (into ``markers``) and executor ids (into ``line.ids``) as far as
+        ``wanted`` names their stats: only events with a wanted stat count, and
         the line's stat column says how many wanted stats there are. Events whose
         metadata's first event has one are read first; the others only if those
         did not hold them all. Events the pick read as columns
@@ -852,9 +999,9 @@ class Host:
         idx, mds = pick.rest_indices, pick.rest_ids
         first = dict(zip(reversed(mds), reversed(idx)))  # linear in any metadata count
         likely = set()
-        for md_id, i in first.items():
-            if kind_of(md_id, _OTHER) == _OTHER and any(
-                    map(wanted.__contains__, (st.metadata_id for st in events[i].stats))):
+        firsts = [(md_id, i) for md_id, i in first.items() if kind_of(md_id, _OTHER) == _OTHER]
+        for (md_id, _), ev in zip(firsts, events_at(events, [i for _, i in firsts])):
+            if any(map(wanted.__contains__, (st.metadata_id for st in ev.stats))):
                 likely.add(md_id)
         as_columns = [found for md_id, found in (pick.id_columns or {}).items()
                       if md_id in likely]
@@ -863,16 +1010,15 @@ class Host:
         found = 0
         if one_by_one:
             found = self._read_marks_at(list(compress(idx, map(one_by_one.__contains__, mds))),
-                                        events, base, wanted, ids)
+                                        events, base, wanted, ids, markers)
         for indices, _, _, _ in as_columns:
-            found += len(indices)  # one wanted stat each (see _id_columns)
+            found += len(indices)  # one wanted stat each (see event_columns.id_columns)
         if found != total:
             others = [i for i, md_id in zip(idx, mds)
                       if md_id not in likely and kind_of(md_id, _OTHER) == _OTHER]
-            self._read_marks_at(others, events, base, wanted, ids)
+            self._read_marks_at(others, events, base, wanted, ids, markers)
         # each part is in event order; several are merged
-        parts = [[(base + offset, base + offset + dur, value)
-                  for offset, dur, value in zip(offsets, durations, values)]
+        parts = [_spans(base, offsets, durations, values)
                  for _, offsets, durations, values in as_columns]
         if len(parts) + bool(ids) > 1:
             for (indices, _, _, _), part in zip(as_columns, parts):
@@ -886,14 +1032,14 @@ class Host:
 
     def _read_marks_at(self, chosen: list[int], events: Any, base: int,
                        wanted: dict[int, str],
-                       ids: list[tuple[int, tuple[int, int, int]]]) -> int:
-        """Step markers (into :attr:`markers`) and executor ids (into ``ids``, with
+                       ids: list[tuple[int, tuple[int, int, int]]],
+                       markers: list[tuple[int, int, int]]) -> int:
+        """Step markers (into ``markers``) and executor ids (into ``ids``, with
         their event index) of the events at ``chosen``; an event with both is a
         marker. Returns how many wanted stats the events had."""
         get = wanted.get
         found = 0
-        markers = self.markers
-        for i, ev in zip(chosen, map(events.__getitem__, chosen)):
+        for i, ev in zip(chosen, events_at(events, chosen)):
             step = ident = None
             for st in ev.stats:
                 name = get(st.metadata_id)
@@ -921,6 +1067,7 @@ class Host:
         lines with Python frames again (once)."""
         if not self.has_frames:
             return
+        self.read_ids()
         source = FrameLines(self._kept, self.path,
                             [line.where for line in self.lines if line.has_frames])
         self._kept = None
@@ -1036,6 +1183,11 @@ class Host:
         ex = Exec(start, dur, self.prefix + op.name, op.op, device)
         self.kernels.append(ex)
         self.xla.record(ex, op, kernel, gpu, line)
+
+
+def _wanted_stats(names: dict[int, str]) -> dict[int, str]:
+    """The stats that matter on events of no other kind: step markers and executor ids."""
+    return {k: v for k, v in names.items() if v in ("step_num", "id")}
 
 
 def _classify(name: str) -> tuple[int, Any]:

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n*tfprof_shell/proto/src/xplane_stacks.proto\x12\x19tfprof_shell.xprof_stacks\"R\n\x0e\x45ventNameEntry\x12\x0b\n\x03key\x18\x01 \x01(\x03\x12\x33\n\x05value\x18\x02 \x01(\x0b\x32$.tfprof_shell.xprof_stacks.EventName\"\x19\n\tEventName\x12\x0c\n\x04name\x18\x02 \x01(\t\"Y\n\nLineEvents\x12\x14\n\x0ctimestamp_ns\x18\x03 \x01(\x03\x12\x35\n\x06\x65vents\x18\x04 \x03(\x0b\x32%.tfprof_shell.xprof_stacks.EventTimes\"I\n\nEventTimes\x12\x13\n\x0bmetadata_id\x18\x01 \x01(\x03\x12\x11\n\toffset_ps\x18\x02 \x01(\x03\x12\x13\n\x0b\x64uration_ps\x18\x03 \x01(\x03\"/\n\x07LineRaw\x12\x14\n\x0ctimestamp_ns\x18\x03 \x01(\x03\x12\x0e\n\x06\x65vents\x18\x04 \x03(\x0c\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n*tfprof_shell/proto/src/xplane_stacks.proto\x12\x19tfprof_shell.xprof_stacks\"R\n\x0e\x45ventNameEntry\x12\x0b\n\x03key\x18\x01 \x01(\x03\x12\x33\n\x05value\x18\x02 \x01(\x0b\x32$.tfprof_shell.xprof_stacks.EventName\"\x19\n\tEventName\x12\x0c\n\x04name\x18\x02 \x01(\t\"Y\n\nLineEvents\x12\x14\n\x0ctimestamp_ns\x18\x03 \x01(\x03\x12\x35\n\x06\x65vents\x18\x04 \x03(\x0b\x32%.tfprof_shell.xprof_stacks.EventTimes\"I\n\nEventTimes\x12\x13\n\x0bmetadata_id\x18\x01 \x01(\x03\x12\x11\n\toffset_ps\x18\x02 \x01(\x03\x12\x13\n\x0b\x64uration_ps\x18\x03 \x01(\x03\"/\n\x07LineRaw\x12\x14\n\x0ctimestamp_ns\x18\x03 \x01(\x03\x12\x0e\n\x06\x65vents\x18\x04 \x03(\x0c\"\x8a\x01\n\tLineSplit\x12\n\n\x02id\x18\x01 \x01(\x03\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x14\n\x0ctimestamp_ns\x18\x03 \x01(\x03\x12\x0e\n\x06\x65vents\x18\x04 \x03(\x0c\x12\x13\n\x0b\x64uration_ps\x18\t \x01(\x03\x12\x12\n\ndisplay_id\x18\n \x01(\x03\x12\x14\n\x0c\x64isplay_name\x18\x0b \x01(\t\"y\n\x08LineHead\x12\n\n\x02id\x18\x01 \x01(\x03\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x14\n\x0ctimestamp_ns\x18\x03 \x01(\x03\x12\x13\n\x0b\x64uration_ps\x18\t \x01(\x03\x12\x12\n\ndisplay_id\x18\n \x01(\x03\x12\x14\n\x0c\x64isplay_name\x18\x0b \x01(\tb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -41,4 +41,8 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_EVENTTIMES']._serialized_end=348
   _globals['_LINERAW']._serialized_start=350
   _globals['_LINERAW']._serialized_end=397
+  _globals['_LINESPLIT']._serialized_start=400
+  _globals['_LINESPLIT']._serialized_end=538
+  _globals['_LINEHEAD']._serialized_start=540
+  _globals['_LINEHEAD']._serialized_end=661
 # @@protoc_insertion_point(module_scope)

@@ -45,3 +45,37 @@ class LineRaw(_message.Message):
     timestamp_ns: int
     events: _containers.RepeatedScalarFieldContainer[bytes]
     def __init__(self, timestamp_ns: _Optional[int] = ..., events: _Optional[_Iterable[bytes]] = ...) -> None: ...
+
+class LineSplit(_message.Message):
+    __slots__ = ("id", "name", "timestamp_ns", "events", "duration_ps", "display_id", "display_name")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TIMESTAMP_NS_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    DURATION_PS_FIELD_NUMBER: _ClassVar[int]
+    DISPLAY_ID_FIELD_NUMBER: _ClassVar[int]
+    DISPLAY_NAME_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    name: str
+    timestamp_ns: int
+    events: _containers.RepeatedScalarFieldContainer[bytes]
+    duration_ps: int
+    display_id: int
+    display_name: str
+    def __init__(self, id: _Optional[int] = ..., name: _Optional[str] = ..., timestamp_ns: _Optional[int] = ..., events: _Optional[_Iterable[bytes]] = ..., duration_ps: _Optional[int] = ..., display_id: _Optional[int] = ..., display_name: _Optional[str] = ...) -> None: ...
+
+class LineHead(_message.Message):
+    __slots__ = ("id", "name", "timestamp_ns", "duration_ps", "display_id", "display_name")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TIMESTAMP_NS_FIELD_NUMBER: _ClassVar[int]
+    DURATION_PS_FIELD_NUMBER: _ClassVar[int]
+    DISPLAY_ID_FIELD_NUMBER: _ClassVar[int]
+    DISPLAY_NAME_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    name: str
+    timestamp_ns: int
+    duration_ps: int
+    display_id: int
+    display_name: str
+    def __init__(self, id: _Optional[int] = ..., name: _Optional[str] = ..., timestamp_ns: _Optional[int] = ..., duration_ps: _Optional[int] = ..., display_id: _Optional[int] = ..., display_name: _Optional[str] = ...) -> None: ...
