@@ -38,9 +38,10 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from typing import Any, Optional
+
+import installed
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -153,22 +154,6 @@ def tree_pss_peak(argv: list[str], env: Optional[dict[str, str]] = None) -> Opti
         peak = max(peak, sum(map(pss, tree(proc.pid))))
         time.sleep(0.01)
     return peak / 1024
-
-
-def _env() -> dict[str, str]:
-    """Ours runs from this checkout as if installed: from compiled bytecode (kept
-    outside the checkout), as XProf's installed package does."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
-    env["PYTHONPYCACHEPREFIX"] = os.path.join(tempfile.gettempdir(), "tfprof_bench_pycache")
-    return env
-
-
-def _compiled(env: dict[str, str]) -> None:
-    """Compile our modules once, so no timed run pays for it."""
-    subprocess.run([sys.executable, "-m", "compileall", "-q",
-                    os.path.join(ROOT, "tfprof_shell")], check=True, env=env,
-                   stdout=subprocess.DEVNULL)
 
 
 def session_worker(path: str) -> dict[str, Any]:
@@ -310,8 +295,7 @@ def run(args: argparse.Namespace) -> list[list[Any]]:
     if not files:
         rec = recorded_profile(args.tf_python)
         files = ([rec] if rec else []) + [synthetic_profile()] + shape_profiles(args.tf_python)
-    env = _env()
-    _compiled(env)
+    env = installed.env()
     rows: list[list[Any]] = []
     for path in files:
         label = "%s (%.0f MB)" % (os.path.relpath(path, ROOT), os.path.getsize(path) / 1e6)
