@@ -753,10 +753,10 @@ def test_a_failing_child_leaves_the_picks_to_the_parent(tmp_path, monkeypatch):
     parent, pick = os.getpid(), XS._pick
     pids = _children(monkeypatch)
 
-    def failing(planes, only=None):
+    def failing(planes, only=None, with_ids=False):
         if os.getpid() != parent:
             raise MemoryError  # in the child only
-        return pick(planes, only)
+        return pick(planes, only, with_ids=with_ids)
 
     monkeypatch.setattr(XS, "_pick", failing)
     assert _picks(path) == serial

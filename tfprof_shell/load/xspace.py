@@ -127,21 +127,13 @@ def read_xspace_picked(path: str, pick: bool = True) -> tuple[Any, dict[tuple[in
                         "use the .xplane.pb files of the same run" % path)
     data = read_unzipped(path, "profile_path")
     planes = _host_planes(data) if pick else []
-    theirs = _child_share(planes, len(data))
-    child = _PickingChild.start(planes, theirs.__contains__) if theirs else None
-    if child is None:
-        theirs = set()
-    picked = _pick(planes, lambda key: key not in theirs)
-    try:
-        space: Any = split_space(data)
-        heads = space is not None and _lines_parse(space)
-    except BaseException:
-        if child is not None:
-            child.abandon()
-        raise
-    if child is not None:
-        got = child.result()
-        picked.update(got if got is not None else _pick(planes, theirs.__contains__))
+
+    def split() -> tuple[Any, bool]:
+        split_data = split_space(data)
+        return split_data, split_data is not None and _lines_parse(split_data)
+
+    picked, (space, heads) = _pick_beside_child(
+        planes, _child_share(planes, len(data)), lambda key: True, split)
     del planes
     if space is not None and not (heads and _lines_parse(space, picked)):
         space = None
@@ -509,6 +501,31 @@ def _pick(planes: list[_HostPlane], only: Optional[Callable[[tuple[int, int]], b
     return out
 
 
+def _pick_beside_child(planes: list[_HostPlane], theirs: set[tuple[int, int]],
+                       wanted: Callable[[tuple[int, int]], bool],
+                       meanwhile: Optional[Callable[[], Any]] = None, with_ids: bool = False
+                       ) -> tuple[dict[tuple[int, int], Picked], Any]:
+    """:func:`_pick` of the ``wanted`` lines, those in ``theirs`` by a forked child
+    (:class:`_PickingChild`) while this process picks the others and then runs
+    ``meanwhile``; and what ``meanwhile`` returned. If the child cannot start or
+    fails, its lines are picked here: the result is the same."""
+    child = _PickingChild.start(planes, theirs.__contains__, with_ids) if theirs else None
+    if child is None:
+        theirs = set()
+    try:
+        picked = _pick(planes, lambda key: wanted(key) and key not in theirs, with_ids=with_ids)
+        extra = meanwhile() if meanwhile is not None else None
+    except BaseException:
+        if child is not None:
+            child.abandon()
+        raise
+    if child is not None:
+        got = child.result()
+        picked.update(got if got is not None
+                      else _pick(planes, theirs.__contains__, with_ids=with_ids))
+    return picked, extra
+
+
 def _pick_ids(planes: list[_HostPlane], where: Iterable[tuple[int, int]]
               ) -> dict[tuple[int, int], Picked]:
     """:func:`_pick` ``with_ids`` of the lines at ``where``, the largest half of
@@ -518,20 +535,7 @@ def _pick_ids(planes: list[_HostPlane], where: Iterable[tuple[int, int]]
                                              for li, raw in enumerate(plane.lines)])
              for plane in planes]
     theirs = _child_share(sizes, sum(len(raw) for plane in sizes for raw in plane.lines))
-    theirs &= wanted
-    child = _PickingChild.start(planes, theirs.__contains__, True) if theirs else None
-    if child is None:
-        theirs = set()
-    try:
-        picked = _pick(planes, lambda key: key in wanted and key not in theirs, with_ids=True)
-    except BaseException:
-        if child is not None:
-            child.abandon()
-        raise
-    if child is not None:
-        got = child.result()
-        picked.update(got if got is not None
-                      else _pick(planes, theirs.__contains__, with_ids=True))
+    picked, _ = _pick_beside_child(planes, theirs & wanted, wanted.__contains__, with_ids=True)
     return picked
 
 
