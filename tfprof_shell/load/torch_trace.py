@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections import defaultdict
 from itertools import accumulate
 from typing import Any, Optional, Sequence
 
@@ -115,9 +116,9 @@ class _Sorted:
 
     def __init__(self, events: Sequence[TraceEvent]) -> None:
         #: per (pid, tid): the scopes and cpu ops
-        self.scoped: dict[Any, list[_Scoped]] = {}
+        self.scoped: defaultdict[Any, list[_Scoped]] = defaultdict(list)
         #: per (pid, tid): the Python frames
-        self.framed: dict[Any, list[_Framed]] = {}
+        self.framed: defaultdict[Any, list[_Framed]] = defaultdict(list)
         self.marks: list[tuple[float, float, int]] = []
         self.kernels: list[TraceEvent] = []
         #: the events :class:`.torch_intervals.TorchIntervals` reads
@@ -137,20 +138,11 @@ class _Sorted:
                 if info is None:
                     info = py_names[name] = _PyName(name)
                 if info.label is not None:
-                    item: Any = (float(ev.ts), -float(ev.dur), seq, info.label, None, None)
-                    found = scoped.get((ev.pid, ev.tid))
-                    if found is None:
-                        scoped[(ev.pid, ev.tid)] = [item]
-                    else:
-                        found.append(item)
+                    scoped[(ev.pid, ev.tid)].append(
+                        (float(ev.ts), -float(ev.dur), seq, info.label, None, None))
                 if info.frame is not None:
                     start = float(ev.ts)
-                    item = (start, start + float(ev.dur), info.frame)
-                    found = framed.get((ev.pid, ev.tid))
-                    if found is None:
-                        framed[(ev.pid, ev.tid)] = [item]
-                    else:
-                        found.append(item)
+                    framed[(ev.pid, ev.tid)].append((start, start + float(ev.dur), info.frame))
                 if info.mark is not None:
                     start = float(ev.ts)
                     add_mark((start, start + float(ev.dur), info.mark))
@@ -168,9 +160,9 @@ class _Sorted:
                 if step is not None:
                     continue
                 args = ev.args
-                item = (float(ev.ts), -float(ev.dur), seq,
-                        name[_MODULE_LEN:] if name.startswith(_MODULE) else name, name,
-                        None if args is None else args.external_id)
+                item: Any = (float(ev.ts), -float(ev.dur), seq,
+                             name[_MODULE_LEN:] if name.startswith(_MODULE) else name, name,
+                             None if args is None else args.external_id)
             elif cat == "user_annotation":
                 keep(ev)
                 if step is not None:
@@ -184,11 +176,7 @@ class _Sorted:
                 elif cat in RUNTIME_CATS:
                     keep_runtime(ev)
                 continue
-            found = scoped.get((ev.pid, ev.tid))
-            if found is None:
-                scoped[(ev.pid, ev.tid)] = [item]
-            else:
-                found.append(item)
+            scoped[(ev.pid, ev.tid)].append(item)
 
 
 def _ops(scoped: dict[Any, list[_Scoped]]) -> list[list[Any]]:
