@@ -377,6 +377,18 @@ def test_deferred_traces_stay_deferred_until_the_code_view_asks():
     assert reloads == [1]
 
 
+def test_cheap_deferred_traces_travel_in_the_summary():
+    """PyTorch frames are matched when first asked for, but a loading process matches
+    them before packing (cheaper than the reload a code view would otherwise need)."""
+    inputs = Inputs(profile_path=sample("torch_cnn"))
+    assert load_model(inputs).traces_deferred
+    packed, reloads = packed_counting_reloads(inputs)
+    loaded = load_model(inputs)
+    line = "code -max_depth 8 -select micros -order_by micros"
+    assert run(packed, line) == run(loaded, line)
+    assert reloads == []
+
+
 def test_deferred_traces_without_reload_are_one_clear_load_error():
     packed = unpack_model(pack_model(load_model(ROUTES["tf2/custom_loop_py"])))
     assert run(packed, "op -select micros")

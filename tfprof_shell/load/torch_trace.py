@@ -382,7 +382,7 @@ class TorchFiles:
         if not traces.any:
             return
         if defer_traces:
-            model.defer_has_trace(traces.resolve)
+            model.defer_has_trace(traces.resolve, costly=False)
             for name in traces_wanted(traces):
                 node = model.nodes[name]
                 if node.trace is None:

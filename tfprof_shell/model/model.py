@@ -45,6 +45,7 @@ class Model:
         self.later_notes: list[str] = []
         self._has_trace = has_trace
         self._trace_check: Optional[Callable[[], bool]] = None
+        self._traces_costly = True
         self._sorted: Optional[list[GraphNode]] = None
         self._interval_source: Optional[Callable[[], Intervals]] = None
         self._intervals: Optional[Intervals] = None
@@ -73,14 +74,25 @@ class Model:
     def has_trace(self, value: bool) -> None:
         self._has_trace = value
 
-    def defer_has_trace(self, check: Callable[[], bool]) -> None:
-        """Decide ``has_trace`` (true if ``check()`` or if set true) when first read."""
+    def defer_has_trace(self, check: Callable[[], bool], costly: bool = True) -> None:
+        """Decide ``has_trace`` (true if ``check()`` or if set true) when first read.
+
+        ``costly``: looking the traces up costs about a load (the file is read
+        again), so a loading process that sends the model on leaves them to a
+        reload (see summary.pack_model); else it looks them up first.
+        """
         self._trace_check = check
+        self._traces_costly = costly
 
     @property
     def traces_deferred(self) -> bool:
         """Whether a loader left the code traces to be resolved when first read."""
         return self._trace_check is not None
+
+    @property
+    def traces_costly(self) -> bool:
+        """Whether resolving the deferred traces costs about a load (see defer_has_trace)."""
+        return self._trace_check is not None and self._traces_costly
 
     def take_notes(self) -> list[str]:
         """The :attr:`later_notes` made since the last call (the command that caused

@@ -68,8 +68,11 @@ def pack_model(model: Model) -> bytes:
     persistent = []
     # Nodes whose per-step values stay with their loader (see steps_values): a reload's.
     values_deferred: list[int] = []
-    # Traces a loader deferred (TF2 Python stacks) stay deferred: resolving them
-    # here would cost a worker what no view may ever ask for; a reload gives them.
+    # Traces a loader deferred at about a load's cost (TF2 Python stacks) stay
+    # deferred: resolving them here would cost a worker what no view may ever
+    # ask for; a reload gives them. Cheap ones (PyTorch frames) are resolved here.
+    if model.traces_deferred and not model.traces_costly:
+        model.has_trace  # noqa: B018 - reading it looks every trace up
     deferred = model.traces_deferred
     for index, node in enumerate(model.nodes.values()):
         trace = None if deferred and node.trace_deferred else node.trace
