@@ -651,6 +651,15 @@ def _picks(path):
     return {key: vars(p) for key, p in picked.items()}
 
 
+def _fork_allowed(monkeypatch):
+    """The picking child's conditions met on any machine: any size, two cores, and
+    not a pool worker (other tests leave threads running)."""
+    from tfprof_shell.load import xspace as XS
+    monkeypatch.setattr(XS, "FORK_AT_LEAST", 0)
+    monkeypatch.setattr(XS, "_cores", lambda: 2)
+    monkeypatch.setattr(XS, "_in_pool_worker", lambda: False)
+
+
 def _children(monkeypatch):
     """The pids of the picking children started from now on."""
     from tfprof_shell.load import xspace as XS
@@ -684,9 +693,7 @@ def test_lines_picked_in_a_forked_child_are_picked_as_here(tmp_path, seed, monke
     monkeypatch.setattr(XS, "_ID_GROUP_AT_LEAST", 1)
     monkeypatch.setattr(XS, "FORK_AT_LEAST", 1 << 62)
     serial = _picks(path)
-    monkeypatch.setattr(XS, "FORK_AT_LEAST", 0)
-    monkeypatch.setattr(XS, "_cores", lambda: 2)
-    monkeypatch.setattr(XS, "_in_pool_worker", lambda: False)  # other tests' threads
+    _fork_allowed(monkeypatch)
     monkeypatch.setattr(XS, "_busy", lambda: False)  # other work on the machine
     monkeypatch.setattr(XS, "_PARENT_SHARE_AT_LEAST", 0)
     pids = _children(monkeypatch)
@@ -705,9 +712,7 @@ def test_no_child_is_forked_without_an_idle_core(tmp_path, monkeypatch):
 
     path = _executor_space(0)[0].write(tmp_path / "h.xplane.pb")
     serial = _picks(path)
-    monkeypatch.setattr(XS, "FORK_AT_LEAST", 0)
-    monkeypatch.setattr(XS, "_cores", lambda: 2)
-    monkeypatch.setattr(XS, "_in_pool_worker", lambda: False)  # other tests' threads
+    _fork_allowed(monkeypatch)
     monkeypatch.setattr(XS, "_running", lambda: 2)  # this one and another
     pids = _children(monkeypatch)
     assert _picks(path) == serial
@@ -729,9 +734,7 @@ def test_no_child_is_forked_when_one_line_is_most_of_the_file(tmp_path, monkeypa
     for k in range(200):
         big.event("s/op:Mul", k, 1)
     path = sp.write(tmp_path / "h.xplane.pb")
-    monkeypatch.setattr(XS, "FORK_AT_LEAST", 0)
-    monkeypatch.setattr(XS, "_cores", lambda: 2)
-    monkeypatch.setattr(XS, "_in_pool_worker", lambda: False)  # other tests' threads
+    _fork_allowed(monkeypatch)
     monkeypatch.setattr(XS, "_running", lambda: 1)
     planes = XS._host_planes(open(path, "rb").read())
     assert XS._child_share(planes, 1 << 30) == set()
@@ -745,9 +748,7 @@ def test_a_failing_child_leaves_the_picks_to_the_parent(tmp_path, monkeypatch):
 
     path = _executor_space(0)[0].write(tmp_path / "h.xplane.pb")
     serial = _picks(path)
-    monkeypatch.setattr(XS, "FORK_AT_LEAST", 0)
-    monkeypatch.setattr(XS, "_cores", lambda: 2)
-    monkeypatch.setattr(XS, "_in_pool_worker", lambda: False)  # other tests' threads
+    _fork_allowed(monkeypatch)
     monkeypatch.setattr(XS, "_busy", lambda: False)  # other work on the machine
     monkeypatch.setattr(XS, "_PARENT_SHARE_AT_LEAST", 0)
     parent, pick = os.getpid(), XS._pick
@@ -773,9 +774,7 @@ def test_a_failing_parent_stops_its_child(tmp_path, monkeypatch):
     from tfprof_shell.load import xspace as XS
 
     path = _executor_space(0)[0].write(tmp_path / "h.xplane.pb")
-    monkeypatch.setattr(XS, "FORK_AT_LEAST", 0)
-    monkeypatch.setattr(XS, "_cores", lambda: 2)
-    monkeypatch.setattr(XS, "_in_pool_worker", lambda: False)  # other tests' threads
+    _fork_allowed(monkeypatch)
     monkeypatch.setattr(XS, "_busy", lambda: False)  # other work on the machine
     monkeypatch.setattr(XS, "_PARENT_SHARE_AT_LEAST", 0)
     pids = _children(monkeypatch)
