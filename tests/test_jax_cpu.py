@@ -483,7 +483,8 @@ def test_thunks_only_outside_the_steps_say_so(tmp_path):
 
 
 def test_gpu_profiles_read_no_thunks():
-    from tfprof_shell.load.xspace import Host, read_xspace_picked
+    from tfprof_shell.load.xspace import Host
+    from tfprof_shell.load.xspace_pick import read_xspace_picked
 
     for name in ("jax_gpt", "jax_attention", "tf2"):
         for path in glob.glob(os.path.join(SAMPLES, name, "**", "*.xplane.pb"),

@@ -347,7 +347,8 @@ def test_python_frames_and_executor_ids_give_code_traces(tmp_path):
 
 def test_events_picked_by_metadata_id_give_the_same_model_as_reading_every_event(tmp_path):
     from tfprof_shell.load.xplane import model_from_hosts
-    from tfprof_shell.load.xspace import Host, read_xspace_picked, time_origin
+    from tfprof_shell.load.xspace import Host, time_origin
+    from tfprof_shell.load.xspace_pick import read_xspace_picked
     from tfprof_shell.model import Source
 
     sp = Space()
@@ -504,7 +505,8 @@ def _random_space(seed):
 @pytest.mark.parametrize("seed", range(40))
 def test_column_reading_gives_the_model_of_reading_every_event(tmp_path, seed, monkeypatch):
     from tfprof_shell.load import xplane as X
-    from tfprof_shell.load.xspace import Host, read_xspace_picked, time_origin
+    from tfprof_shell.load.xspace import Host, time_origin
+    from tfprof_shell.load.xspace_pick import read_xspace_picked
     from tfprof_shell.model import Source
 
     path = _random_space(seed).write(tmp_path / "h.xplane.pb")
@@ -600,9 +602,10 @@ def _executor_space(seed):
 @pytest.mark.parametrize("seed", range(150))
 def test_executor_ids_read_as_columns_give_what_reading_each_event_gives(
         tmp_path, seed, monkeypatch):
-    from tfprof_shell.load import xspace as XS
+    from tfprof_shell.load import xspace_pick as XS
     from tfprof_shell.load.xplane import model_from_hosts
-    from tfprof_shell.load.xspace import Host, read_xspace_picked, time_origin
+    from tfprof_shell.load.xspace import Host, time_origin
+    from tfprof_shell.load.xspace_pick import read_xspace_picked
     from tfprof_shell.model import Source
 
     monkeypatch.setattr(XS, "IDS_AS_COLUMNS_AT_LEAST", 1)
@@ -640,12 +643,12 @@ def test_executor_ids_read_as_columns_give_what_reading_each_event_gives(
         assert as_columns  # the columns were read, not the events one by one
     if defect in ("mixed kinds", "str instead"):
         # other stats of another kind than the id's: the id is still read as a
-        # column (see xspace._slot_values)
+        # column (see event_columns._slot_values)
         assert first_line
 
 
 def _picks(path):
-    from tfprof_shell.load.xspace import read_xspace_picked
+    from tfprof_shell.load.xspace_pick import read_xspace_picked
 
     _, picked = read_xspace_picked(path)
     return {key: vars(p) for key, p in picked.items()}
@@ -654,7 +657,7 @@ def _picks(path):
 def _fork_allowed(monkeypatch):
     """The picking child's conditions met on any machine: any size, two cores, and
     not a pool worker (other tests leave threads running)."""
-    from tfprof_shell.load import xspace as XS
+    from tfprof_shell.load import xspace_pick as XS
     monkeypatch.setattr(XS, "FORK_AT_LEAST", 0)
     monkeypatch.setattr(XS, "_cores", lambda: 2)
     monkeypatch.setattr(XS, "_in_pool_worker", lambda: False)
@@ -662,7 +665,7 @@ def _fork_allowed(monkeypatch):
 
 def _children(monkeypatch):
     """The pids of the picking children started from now on."""
-    from tfprof_shell.load import xspace as XS
+    from tfprof_shell.load import xspace_pick as XS
 
     pids = []
     init = XS._PickingChild.__init__
@@ -685,7 +688,7 @@ def _no_child_left(pids):
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork")
 @pytest.mark.parametrize("seed", range(6))
 def test_lines_picked_in_a_forked_child_are_picked_as_here(tmp_path, seed, monkeypatch):
-    from tfprof_shell.load import xspace as XS
+    from tfprof_shell.load import xspace_pick as XS
 
     sp, _ = _executor_space(seed)
     path = sp.write(tmp_path / "h.xplane.pb")
@@ -708,7 +711,7 @@ def test_lines_picked_in_a_forked_child_are_picked_as_here(tmp_path, seed, monke
 
 
 def test_no_child_is_forked_without_an_idle_core(tmp_path, monkeypatch):
-    from tfprof_shell.load import xspace as XS
+    from tfprof_shell.load import xspace_pick as XS
 
     path = _executor_space(0)[0].write(tmp_path / "h.xplane.pb")
     serial = _picks(path)
@@ -725,7 +728,7 @@ def test_no_child_is_forked_without_an_idle_core(tmp_path, monkeypatch):
 
 
 def test_no_child_is_forked_when_one_line_is_most_of_the_file(tmp_path, monkeypatch):
-    from tfprof_shell.load import xspace as XS
+    from tfprof_shell.load import xspace_pick as XS
 
     sp = Space()
     plane = sp.plane("/host:CPU")
@@ -736,7 +739,7 @@ def test_no_child_is_forked_when_one_line_is_most_of_the_file(tmp_path, monkeypa
     path = sp.write(tmp_path / "h.xplane.pb")
     _fork_allowed(monkeypatch)
     monkeypatch.setattr(XS, "_running", lambda: 1)
-    planes = XS._host_planes(open(path, "rb").read())
+    planes = XS.raw_host_planes(open(path, "rb").read())
     assert XS._child_share(planes, 1 << 30) == set()
     monkeypatch.setattr(XS, "_PARENT_SHARE_AT_LEAST", 0)
     assert XS._child_share(planes, 1 << 30) == {(0, 1)}
@@ -744,7 +747,7 @@ def test_no_child_is_forked_when_one_line_is_most_of_the_file(tmp_path, monkeypa
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork")
 def test_a_failing_child_leaves_the_picks_to_the_parent(tmp_path, monkeypatch):
-    from tfprof_shell.load import xspace as XS
+    from tfprof_shell.load import xspace_pick as XS
 
     path = _executor_space(0)[0].write(tmp_path / "h.xplane.pb")
     serial = _picks(path)
@@ -771,7 +774,7 @@ def test_a_failing_child_leaves_the_picks_to_the_parent(tmp_path, monkeypatch):
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork")
 def test_a_failing_parent_stops_its_child(tmp_path, monkeypatch):
-    from tfprof_shell.load import xspace as XS
+    from tfprof_shell.load import xspace_pick as XS
 
     path = _executor_space(0)[0].write(tmp_path / "h.xplane.pb")
     _fork_allowed(monkeypatch)

@@ -54,7 +54,7 @@ def test_split_space_holds_what_the_whole_parse_holds(tmp_path):
 
 
 def test_loading_never_parses_the_whole_space(tmp_path, monkeypatch):
-    from tfprof_shell.load import xspace as XS
+    from tfprof_shell.load import xspace_pick as XS
 
     path = _space().write(tmp_path / "h.xplane.pb")
     reference = load_xplane([path])
@@ -92,7 +92,8 @@ def test_a_damaged_host_line_is_still_refused(tmp_path, line):
 
 
 def test_ids_from_a_kept_space_are_those_read_from_the_file(tmp_path):
-    from tfprof_shell.load.xspace import Host, read_xspace_picked, time_origin
+    from tfprof_shell.load.xspace import Host, time_origin
+    from tfprof_shell.load.xspace_pick import read_xspace_picked
 
     path = _space().write(tmp_path / "h.xplane.pb")
     found = []
@@ -110,7 +111,8 @@ def test_ids_from_a_kept_space_are_those_read_from_the_file(tmp_path):
 def test_eager_ops_read_as_columns_are_those_read_one_event_at_a_time(tmp_path, seed):
     import random
 
-    from tfprof_shell.load.xspace import Host, read_xspace_picked, time_origin
+    from tfprof_shell.load.xspace import Host, time_origin
+    from tfprof_shell.load.xspace_pick import read_xspace_picked
     from xspace_builder import U64
 
     rng = random.Random(seed)

@@ -49,7 +49,8 @@ from .records import CPU_DEVICE, GPU_DEVICE
 from .runmeta import device_kind
 from .detect import host_name
 from .xspace_intervals import XSpaceIntervals
-from .xspace import Host, parse_tf_op, read_xspace_picked, time_origin
+from .xspace import Host, time_origin
+from .xspace_pick import parse_tf_op, read_xspace_picked
 
 
 class _Steps:
