@@ -28,7 +28,6 @@ import io
 import json
 import os
 import shutil
-import subprocess
 import sys
 import time
 
@@ -41,19 +40,11 @@ from tfprof_shell.render.json_out import render_json  # noqa: E402
 from tfprof_shell.ui.columns import view_columns  # noqa: E402
 from tfprof_shell.ui.server import start_server  # noqa: E402
 
-CACHE = os.path.join(HERE, ".cache")
+from bench import large_synthetic_profile  # noqa: E402  (bench/ is this script's folder)
+
 LINES = ["scope -max_depth 100", "code -max_depth 100"]
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
-
-
-def large_profile() -> str:
-    path = os.path.join(CACHE, "large_profile")
-    if not os.path.exists(path):
-        os.makedirs(CACHE, exist_ok=True)
-        subprocess.run([sys.executable, os.path.join(HERE, "make_large_profile.py"), path],
-                       check=True)
-    return path
 
 
 def engine_numbers(session, line: str) -> dict:
@@ -125,7 +116,7 @@ def main() -> None:
     ap.add_argument("profile", nargs="?", help="default: the large synthetic ProfileProto")
     ap.add_argument("--line", action="append", help="a view line (repeatable)")
     args = ap.parse_args()
-    path = args.profile or large_profile()
+    path = args.profile or large_synthetic_profile()
     t0 = time.perf_counter()
     session = open_session(parse_invocation(["--profile_path=" + path]), sys.stderr)
     print("loaded %s (%.0f MB) in %.1f s" % (path, os.path.getsize(path) / 1e6,
