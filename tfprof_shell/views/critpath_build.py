@@ -1,0 +1,389 @@
+"""HTA's critical-path graph of one window of a timeline (hta/analyzers/critical_path_analysis.py).
+
+Nodes are the start and end of each host op, runtime call and data-loading
+span that starts in the window, and of each device event launched by one of
+those calls. Edges:
+
+* the call stack of each thread: parent start -> first child start, a child's
+  end -> the next child's start, the last child's end -> the parent's end, a
+  leaf's start -> its end, each weighing the time between; the exit of a
+  blocking call (a sync, a copy) weighs nothing, since the device path carries
+  the wait; consecutive top-level ops of a thread are joined by a zero-weight
+  dependency (``host_gaps``: the gap's real weight), and so are runtime calls
+  of different threads that overlap (the CUDA runtime's lock);
+* a kernel launch delay (launch start -> kernel start) when the stream had
+  nothing queued at the launch and the kernel was the only one queued until it
+  started, and the previous kernel of the stream had ended before the launch;
+  otherwise a kernel-kernel delay from the previous kernel of the stream, when
+  the gap is under 1.5 ms;
+* zero-weight sync edges from Kineto's ``cuda_sync`` records: Context Sync
+  joins the last kernel of every stream to the sync call's end, Stream Sync
+  that stream's last kernel, Event Sync the kernel launched (on the recorded
+  stream, by any thread) before the matching ``cudaEventRecord``, and Stream
+  Wait Event makes the next kernel launched on the waiting stream (by the
+  waiting thread) depend on that kernel.
+
+Times are the trace's own, in ns (HTA rounds each event inward to whole µs).
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left, bisect_right
+from typing import Any, Optional
+
+from ..model.path_input import ANNOTATION, DATA, DEVICE, HTA, OP, RUNTIME, SYNC, PathInput
+from .critpath_graph import (CPU, DATA_LOADING, DEPENDENCY, GPU_COMMUNICATION, GPU_COMPUTE,
+                             KERNEL_KERNEL, KERNEL_KERNEL_OVERHEAD, LAUNCH, LAUNCH_OVERHEAD,
+                             NONE, OPERATOR, SYNC as SYNC_EDGE, PathGraph, pack)
+
+#: A kernel-kernel delay only joins kernels closer than this (ns).
+KERNEL_GAP_LIMIT = 1_500_000
+_COMM = re.compile(r"nccl.*Kernel")
+_RECORD = "cudaEventRecord"
+_WAIT = "cudaStreamWaitEvent"
+# A host event's flags in the walk: a node; a runtime call; data loading; blocking.
+_NODE, _RUNTIME, _DATA, _BLOCKING = 1, 2, 4, 8
+
+
+def _key(value: Any) -> tuple[int, Any]:
+    """A sort key for pids and tids, which may be numbers or names."""
+    return (0, value) if isinstance(value, (int, float)) else (1, str(value))
+
+
+class Timeline:
+    """One PathInput, prepared once for any number of windows: host events in start
+    order, each device event's launch, the launch-queue test, and the sync joins."""
+
+    def __init__(self, inp: PathInput) -> None:
+        self.input = inp
+        ev = self.events = inp.events
+        # per thread, its host events sorted by start, the longer first (HTA's
+        # call-stack order); the threads in (pid, tid) order
+        by_thread: dict[tuple[Any, Any], list[tuple[int, int, int]]] = {}
+        for i, e in enumerate(ev):
+            if e[2] <= ANNOTATION and e[1] > e[0]:
+                key = (e[5], e[6])
+                rows = by_thread.get(key)
+                if rows is None:
+                    rows = by_thread[key] = []
+                rows.append((e[0], e[0] - e[1], i))
+        #: per thread: its events' starts, ends, indices and flags (_NODE, ...)
+        self.threads: list[tuple[list[int], list[int], list[int], list[int]]] = []
+        blocking = inp.blocking_names
+        for key in sorted(by_thread, key=lambda k: (_key(k[0]), _key(k[1]))):
+            rows = by_thread[key]
+            rows.sort()
+            order = [r[2] for r in rows]
+            flags = []
+            for i in order:
+                kind = ev[i][2]
+                flags.append(0 if kind == ANNOTATION else
+                             _NODE | _RUNTIME | (_BLOCKING if ev[i][3] in blocking else 0)
+                             if kind == RUNTIME else _NODE | _DATA if kind == DATA else _NODE)
+            self.threads.append(([r[0] for r in rows], [r[0] - r[1] for r in rows], order,
+                                 flags))
+        runtime_of: dict[Any, int] = {}
+        for i, e in enumerate(ev):
+            if e[2] == RUNTIME and e[9] is not None:
+                runtime_of[e[9]] = i
+        #: runtime call -> the device events it launched, in start order
+        self.launched: dict[int, list[int]] = {}
+        #: runtime call -> the cuda_sync records of it
+        self.syncs: dict[int, list[int]] = {}
+        #: device event -> its launch call; cuda_sync record -> its sync call
+        self.launch_of: dict[int, int] = {}
+        self.call_of_sync: dict[int, int] = {}
+        for i, e in enumerate(ev):
+            kind = e[2]
+            if kind == DEVICE or kind == SYNC:
+                r = runtime_of.get(e[9]) if e[9] is not None else None
+                if r is None:
+                    continue
+                if kind == DEVICE:
+                    self.launched.setdefault(r, []).append(i)
+                    self.launch_of[i] = r
+                else:
+                    self.syncs.setdefault(r, []).append(i)
+                    self.call_of_sync[i] = r
+        for devs in self.launched.values():
+            if len(devs) > 1:
+                devs.sort(key=lambda d: ev[d][0])
+        self.launch_ok = self._queue_test()
+        self.record_src, self.wait_dest = self._sync_joins(runtime_of)
+
+    def stream(self, d: int) -> tuple[Any, Any]:
+        e = self.events[d]
+        return (e[5], e[10])
+
+    def _queue_test(self) -> set[int]:
+        """The device events whose stream had nothing queued at their launch and
+        nothing else queued until they started (HTA's queue length 1, then 0)."""
+        ev, names = self.events, self.input.launch_names
+        changes: dict[tuple[Any, Any], list[tuple[int, int, int]]] = {}
+        for r, devs in self.launched.items():
+            if ev[r][3] not in names:
+                continue
+            firsts = devs[:1] if self.input.one_to_many else devs
+            for d in firsts:
+                key = self.stream(d)
+                rows = changes.get(key)
+                if rows is None:
+                    rows = changes[key] = []
+                rows.append((ev[r][0], 1, -1 - d))  # the launch: +1
+                rows.append((ev[d][0], 0, d))  # the start: -1
+        ok: set[int] = set()
+        for rows in changes.values():
+            rows.sort()
+            queued = 0
+            at_launch: dict[int, int] = {}
+            for _, up, who in rows:
+                if up:
+                    queued += 1
+                    at_launch[-1 - who] = queued
+                else:
+                    queued -= 1
+                    if queued == 0 and at_launch.get(who) == 1:
+                        ok.add(who)
+        return ok
+
+    def _sync_joins(self, runtime_of: dict[Any, int]
+                    ) -> tuple[dict[Any, int], dict[int, int]]:
+        """(record correlation -> the device event launched last before it on the
+        recorded stream; Stream Wait Event record -> the device event launched next
+        after the wait call, by its thread, on the waiting stream)."""
+        ev = self.events
+        recorded: dict[Any, tuple[Any, Any]] = {}
+        waits = []
+        for i, e in enumerate(ev):
+            if e[2] == SYNC and e[12] is not None:
+                on_stream, record = e[12]
+                if on_stream is not None and record is not None and on_stream != -1:
+                    recorded.setdefault(record, (e[5], on_stream))
+                if e[3] == "Stream Wait Event":
+                    waits.append(i)
+        if not recorded and not waits:
+            return {}, {}
+        # launches per (gpu, stream), in start order: (start, launch, its last device event)
+        launches: dict[tuple[Any, Any], list[tuple[int, int, int]]] = {}
+        by_thread: dict[tuple[Any, Any, Any, Any], list[tuple[int, int, int]]] = {}
+        names = self.input.launch_names
+        for r, devs in self.launched.items():
+            call = ev[r]
+            if call[3] not in names:
+                continue
+            key = self.stream(devs[-1])
+            launches.setdefault(key, []).append((call[0], r, devs[-1]))
+            by_thread.setdefault((call[5], call[6]) + key, []).append((call[0], r, devs[0]))
+        for rows in launches.values():
+            rows.sort()
+        for rows in by_thread.values():
+            rows.sort()
+        record_src: dict[Any, int] = {}
+        for r_corr, key in recorded.items():
+            r = runtime_of.get(r_corr)
+            rows = launches.get(key)
+            if r is None or ev[r][3] != _RECORD or not rows:
+                continue
+            k = bisect_right(rows, (ev[r][0], 1 << 62, 0)) - 1
+            if k >= 0:
+                record_src[r_corr] = rows[k][2]
+        wait_dest: dict[int, int] = {}
+        for s in waits:
+            call = runtime_of.get(ev[s][9])
+            if call is None or ev[call][3] != _WAIT:
+                continue
+            c = ev[call]
+            rows = by_thread.get((c[5], c[6], ev[s][5], ev[s][10]))
+            if rows:
+                k = bisect_left(rows, (c[0], -1, -1))
+                if k < len(rows):
+                    wait_dest[s] = rows[k][2]
+        return record_src, wait_dest
+
+
+class Built:
+    """A window's graph and what reading its path needs: the start and end node of
+    each runtime call and device event, the enclosing event of each host event (for
+    -whatif), and notes."""
+
+    def __init__(self, graph: PathGraph) -> None:
+        self.graph = graph
+        self.start_of: dict[int, int] = {}
+        self.end_of: dict[int, int] = {}
+        self.parent: dict[int, int] = {}
+        self.notes: list[str] = []
+
+
+_DEP = pack(DEPENDENCY, NONE, -1)
+_GAP = pack(DEPENDENCY, CPU, -1)
+_SYNC = pack(SYNC_EDGE, NONE, -1)
+_LAUNCH = pack(LAUNCH, LAUNCH_OVERHEAD, -1)
+
+
+def build_window(tl: Timeline, lo: int, hi: int, host_gaps: bool = False,
+                 parents: bool = False) -> Built:
+    """The graph of the window [lo, hi] ns (events starting in it, HTA's clipping);
+    with ``parents``, each host event's enclosing event too (for -whatif)."""
+    g = PathGraph()
+    out = Built(g)
+    ev = tl.events
+    start_of, end_of, parent_of = out.start_of, out.end_of, out.parent
+    time = g.time
+    events = g.event
+    add_time, add_event = time.append, events.append
+    add_w, add_info = g.chain_w.append, g.chain_info.append
+    runtimes: list[int] = []
+    nid = 0
+    for starts, ends, order, flags in tl.threads:
+        k0, k1 = bisect_left(starts, lo), bisect_right(starts, hi)
+        if k0 == k1:
+            continue
+        # the call stack, walked in start order: (end, event, flags); the nodes are
+        # added in the walk's order, each joined to the one before (prev, at prev_time)
+        stack: list[tuple[int, int, int]] = []
+        depth = data_depth = 0
+        prev = last_parent = -1
+        prev_time = 0
+        prev_end = False
+        for k in range(k0, k1 + 1):
+            start = starts[k] if k < k1 else 1 << 62
+            while stack and stack[-1][0] <= start:
+                end, j, f = stack.pop()
+                if not f:
+                    continue
+                depth -= 1
+                # a leaf's own time, or a parent's after its last child: the event's
+                w = 0 if f & _BLOCKING or end < prev_time else end - prev_time
+                add_time(end)
+                add_event(~j)
+                add_w(w)
+                add_info((j + 1) << 6 | (DATA_LOADING if data_depth else CPU) << 3 | OPERATOR)
+                if f & _RUNTIME:
+                    end_of[j] = nid
+                prev = nid
+                prev_time = end
+                prev_end = True
+                nid += 1
+                if f & _DATA:
+                    data_depth -= 1
+                if depth:
+                    last_parent = stack[-1][1]
+            if k == k1:
+                break
+            i = order[k]
+            f = flags[k]
+            up = stack[-1][1] if stack else -1
+            if parents and up >= 0:
+                parent_of[i] = up
+            if not f:
+                stack.append((ends[k], i, 0))
+                continue
+            if prev < 0:
+                w, info = -1, 0
+            elif not depth:  # the next top-level op
+                w, info = (max(start - prev_time, 0), _GAP) if host_gaps else (0, _DEP)
+            else:
+                w = start - prev_time if start > prev_time else 0
+                # from the parent's start: the parent's; from a sibling's end: the scope's
+                attr = last_parent if prev_end else events[prev]
+                info = (attr + 1) << 6 | (DATA_LOADING if data_depth else CPU) << 3 | OPERATOR
+            add_time(start)
+            add_event(i)
+            add_w(w)
+            add_info(info)
+            if f & _RUNTIME:
+                start_of[i] = nid
+                runtimes.append(i)
+            prev = nid
+            prev_time = start
+            prev_end = False
+            nid += 1
+            depth += 1
+            if f & _DATA:
+                data_depth += 1
+            last_parent = up
+            stack.append((ends[k], i, f))
+    _lock_edges(g, ev, runtimes, end_of)
+    _device_edges(tl, out, runtimes)
+    return out
+
+
+def _lock_edges(g: PathGraph, ev: list, runtimes: list[int], end_of: dict[int, int]) -> None:
+    """Zero-weight edges between runtime calls of different threads that overlap: the
+    later one ends after the earlier one released the runtime's lock."""
+    active: list[int] = []
+    for i in sorted(runtimes, key=lambda r: (ev[r][0], r)):
+        e = ev[i]
+        if active:
+            active = [a for a in active if ev[a][1] > e[0]]
+            for a in active:
+                other = ev[a]
+                if (other[5], other[6]) != (e[5], e[6]) and other[1] <= e[1]:
+                    g.edge(end_of[a], end_of[i], 0, _DEP)
+        active.append(i)
+
+
+def _device_edges(tl: Timeline, out: Built, runtimes: list[int]) -> None:
+    g, ev, start_of, end_of = out.graph, tl.events, out.start_of, out.end_of
+    items: list[tuple[int, int, int]] = []
+    for r in runtimes:
+        for d in tl.launched.get(r, ()):
+            items.append((ev[d][0], 0, d))
+        for s in tl.syncs.get(r, ()):
+            items.append((ev[s][1], 1, s))
+    items.sort()
+    time, edge, node = g.time, g.edge, g.node
+    approximate = tl.input.definition != HTA
+    last_node: dict[tuple[Any, Any], int] = {}
+    kernel_sync: dict[int, int] = {}
+    for _, is_sync, i in items:
+        e = ev[i]
+        if is_sync:
+            call = end_of.get(tl.call_of_sync[i])
+            name = e[3]
+            if name in ("Stream Wait Event", "Event Sync"):
+                src = tl.record_src.get(e[12][1]) if e[12] else None
+                if src is None:
+                    continue
+                if name == "Stream Wait Event":
+                    dest = tl.wait_dest.get(i)
+                    if dest is not None:
+                        kernel_sync[dest] = src
+                elif src in end_of and call is not None:
+                    edge(end_of[src], call, 0, _SYNC)
+            elif call is not None:
+                if name == "Context Sync":
+                    ends = list(last_node.values())
+                else:
+                    end = last_node.get((e[5], e[10]))
+                    ends = [end] if end is not None else []
+                if approximate:  # only work that had ended when the call returned
+                    ends = [x for x in ends if time[x] <= time[call]]
+                for end in ends:
+                    edge(end, call, 0, _SYNC)
+            continue
+        key = (e[5], e[10])
+        s = start_of[i] = node(i, e[0], False)
+        end_of[i] = node(i, e[1], True, max(e[1] - e[0], 0),
+                         pack(OPERATOR, GPU_COMMUNICATION if _COMM.match(e[3]) else GPU_COMPUTE,
+                              i))
+        waited = kernel_sync.pop(i, None)
+        waited_end = end_of.get(waited, -1) if waited is not None else -1
+        if waited_end >= 0:
+            if tl.stream(waited) == key:
+                out.notes.append("a sync between two kernels of one stream was left out")
+                waited_end = -1
+            else:
+                edge(waited_end, s, 0, _SYNC)
+        call = tl.launch_of[i]
+        call_start = ev[call][0]
+        prev = last_node.get(key, -1)
+        if (i in tl.launch_ok and (prev < 0 or time[prev] < call_start)
+                and (waited_end < 0 or time[waited_end] < call_start)):
+            edge(start_of[call], s, e[0] - call_start, _LAUNCH)
+        elif (prev >= 0 and (waited_end < 0 or time[waited_end] < time[prev])
+              and e[0] - time[prev] < KERNEL_GAP_LIMIT):
+            edge(prev, s, e[0] - time[prev],
+                 pack(KERNEL_KERNEL, KERNEL_KERNEL_OVERHEAD, ~g.event[prev]))
+        last_node[key] = end_of[i]
