@@ -58,7 +58,7 @@ def diff_parts(current: CritPathResult, base: CritPathResult
     cur_n, base_n = (time_by_name([a for a, _ in both]), time_by_name([b for _, b in both]))
     keys = set(cur_n) | set(base_n)
     names = sorted(((k, cur_n.get(k, (0, 0))[0], base_n.get(k, (0, 0))[0]) for k in keys),
-                   key=lambda r: -abs(r[1] - r[2]))
+                   key=lambda r: (-abs(r[1] - r[2]), -r[1] - r[2], r[0]))
     return windows, bounds, names[:TOP_NAMES]
 
 
