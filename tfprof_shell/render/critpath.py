@@ -14,7 +14,7 @@ from typing import Any, Optional, Sequence
 from ..model.path_input import KIND_NAMES, PathInput
 from ..views.critpath import DEFINITIONS
 from ..views.critpath_graph import BOUNDS, EDGE_TYPES
-from ..views.critpath_result import CritPath, CritPathResult, PathStep, path_events
+from ..views.critpath_result import CritPath, CritPathResult, Packed, path_events, steps_of
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]],
@@ -99,16 +99,18 @@ def time_by_name(paths: Sequence[CritPath]) -> dict[tuple[str, str], tuple[int, 
     out: dict[tuple[str, str], list[int]] = {}
     for p in paths:
         ev = p.input.events if p.input is not None else None
-        for s in p.steps:
-            if not s.weight:
-                continue
-            if s.attr >= 0 and ev is not None:
-                key = (str(ev[s.attr][3]), KIND_NAMES[ev[s.attr][2]])
+        for key, (t, n) in p.tally()[1].items():
+            attr, bound = (key >> 3) - 1, key & 7
+            if attr >= 0 and ev is not None:
+                name = (str(ev[attr][3]), KIND_NAMES[ev[attr][2]])
             else:
-                key = ("<%s>" % (BOUNDS[s.bound] or "cpu_bound"), "delay")
-            got = out.setdefault(key, [0, 0])
-            got[0] += s.weight
-            got[1] += 1
+                name = ("<%s>" % (BOUNDS[bound] or "cpu_bound"), "delay")
+            got = out.get(name)
+            if got is None:
+                out[name] = [t, n]
+            else:
+                got[0] += t
+                got[1] += n
     return {k: (v[0], v[1]) for k, v in sorted(out.items(), key=lambda kv: -kv[1][0])}
 
 
@@ -141,12 +143,12 @@ def _event_doc(inp: PathInput, i: int) -> dict[str, Any]:
             "kind": KIND_NAMES[e[2]]}
 
 
-def path_document(inp: Optional[PathInput], steps: Sequence[PathStep]) -> dict[str, Any]:
+def path_document(inp: Optional[PathInput], packed: Sequence[Packed]) -> dict[str, Any]:
     """``events`` (the path's, in order) and ``edges`` (indices into them)."""
-    order = path_events(steps)
+    order = path_events(packed)
     where = {e: n for n, e in enumerate(order)}
     edges = []
-    for s in steps:
+    for s in steps_of(packed):
         attr = s.attr if s.attr >= 0 else None
         edges.append({"from": where[s.src], "from_at": "end" if s.src_end else "start",
                       "to": where[s.dst], "to_at": "end" if s.dst_end else "start",
@@ -168,12 +170,16 @@ def critpath_document(result: CritPathResult) -> dict[str, Any]:
     paths = []
     for p in result.paths:
         w = p.window
+        if isinstance(w.ts, (int, float)) and isinstance(w.dur, (int, float)):
+            start, end = w.ts, w.ts + w.dur  # the marker's own numbers
+        else:
+            start, end = _us(w.start), _us(w.end)
         doc: dict[str, Any] = {
-            "window": {"name": w.name, "instance": w.instance, "start": _us(w.start),
-                       "end": _us(w.end), "step": w.step},
+            "window": {"name": w.name, "instance": w.instance, "start": start,
+                       "end": end, "step": w.step},
             "definition": p.definition, "length": _us(p.length), "wall": _us(p.wall),
             "by_bound": _bounds_doc(p.by_bound), "graph": {"nodes": p.nodes, "edges": p.edges}}
-        doc.update(path_document(p.input, p.steps))
+        doc.update(path_document(p.input, p.packed))
         if p.notes:
             doc["notes"] = list(p.notes)
         if p.whatif is not None:
@@ -182,7 +188,7 @@ def critpath_document(result: CritPathResult) -> dict[str, Any]:
                                   "length": _us(wi.length),
                                   "estimated_wall": _us(wi.estimated_wall),
                                   "by_bound": _bounds_doc(wi.by_bound)},
-                                 **path_document(p.input, wi.steps))
+                                 **path_document(p.input, wi.packed))
         paths.append(doc)
     return {"schema_version": SCHEMA_VERSION, "mode": "critpath", "unit": "microseconds",
             "definitions": {d: DEFINITIONS[d] for d in definitions(result)}, "paths": paths}
@@ -206,7 +212,7 @@ def critpath_trace(result: CritPathResult) -> str:
         if inp is None:
             continue
         ev = inp.events
-        on_path = set(path_events(p.steps))
+        on_path = set(p.events)
         shown = set(p.graph_events or on_path) | on_path
         for i in sorted(shown, key=lambda i: ev[i][0]):
             e = ev[i]

@@ -6,7 +6,7 @@ the profile lacks, a format without dependencies) is one RequestError line.
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Any, Callable, Mapping, Optional
 
 from ..errors import RequestError
 from ..model import Model
@@ -19,6 +19,23 @@ from .critpath import critpath_document, critpath_text, critpath_trace, definiti
 from .critpath_diff import diff_document, diff_text
 
 _WRITTEN = ("stdout", "file", "json", "none", "timeline")
+
+
+class CritPathReply:
+    """What a `critpath` reply carries for the Python API: the paths, and the JSON
+    document, built when first asked (a text command over many steps never pays
+    for it)."""
+
+    def __init__(self, paths: Any, build: Callable[[], dict]) -> None:
+        self.paths = paths
+        self._build = build
+        self._doc: Optional[dict] = None
+
+    def document(self) -> dict:
+        """The ``-output json`` document."""
+        if self._doc is None:
+            self._doc = self._build()
+        return self._doc
 
 
 def _paths(model: Model, name: str, opts: Options, several: bool,
@@ -60,33 +77,35 @@ def run_critpath(models: Mapping[str, Model], current: str, opts: Options) -> Re
             raise RequestError("-whatif and -base do not combine: give one of them")
         cur = _paths(models[current], current, opts, True)
         base = _paths(models[opts.base], opts.base, opts, True)
-        doc = {"schema_version": 1, "mode": "critpath", "base": opts.base,
-               "profiles": {current: critpath_document(cur), opts.base: critpath_document(base)},
-               "diff": diff_document(current, opts.base, cur, base)}
+        reply = CritPathReply((cur, base), lambda: {
+            "schema_version": 1, "mode": "critpath", "base": opts.base,
+            "profiles": {current: critpath_document(cur), opts.base: critpath_document(base)},
+            "diff": diff_document(current, opts.base, cur, base)})
         labels = kind not in ("stdout", "file")
-        return _deliver(diff_text(current, opts.base, cur, base), doc, opts,
+        return _deliver(lambda: diff_text(current, opts.base, cur, base), reply, opts,
                         _notes(cur, labels) + _notes(base, labels))
     result = _paths(models[current], current, opts, False, kind == "timeline")
-    doc = critpath_document(result)
+    reply = CritPathReply(result, lambda: critpath_document(result))
     if kind == "timeline":
         from .timeline import notice
         path = opts.output.outfile or ""
         return Rendered(notice(path), _notes(result, True),
-                        writes=[(path, critpath_trace(result))], result=doc)
+                        writes=[(path, critpath_trace(result))], result=reply)
     title = "Critical path of %s" % current if len(models) > 1 else "Critical path"
-    return _deliver(critpath_text(result, title), doc, opts,
+    return _deliver(lambda: critpath_text(result, title), reply, opts,
                     _notes(result, kind not in ("stdout", "file")))
 
 
-def _deliver(text: str, doc: dict, opts: Options, notes: list[str]) -> Rendered:
+def _deliver(text: Callable[[], str], reply: CritPathReply, opts: Options,
+             notes: list[str]) -> Rendered:
     out = opts.output
     if out.kind == "none":
-        return Rendered(notes=notes, result=doc)
+        return Rendered(notes=notes, result=reply)
     if out.kind == "json":
-        body = dumps(doc)
+        body = dumps(reply.document())
         if out.outfile:
-            return Rendered(notes=notes, writes=[(out.outfile, body)], result=doc)
-        return Rendered(body, notes, result=doc)
+            return Rendered(notes=notes, writes=[(out.outfile, body)], result=reply)
+        return Rendered(body, notes, result=reply)
     if out.kind == "file":
-        return Rendered(notes=notes, writes=[(out.outfile or "", text)], result=doc)
-    return Rendered(text, notes, result=doc)
+        return Rendered(notes=notes, writes=[(out.outfile or "", text())], result=reply)
+    return Rendered(text(), notes, result=reply)

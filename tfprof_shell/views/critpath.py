@@ -12,6 +12,7 @@ ops; ``-whatif`` scales the edges of matching events and finds the new path
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Optional, Sequence
 
 from .. import regex
@@ -20,8 +21,8 @@ from ..model import Model
 from ..model.path_input import ANNOTATION, DATA, DEVICE, HTA, OP, PathInput
 from .critpath_build import Built, Timeline, build_window
 from .critpath_dataflow import dataflow_paths
-from .critpath_graph import Edge, GraphCycle, unpack
-from .critpath_result import (CritPath, CritPathResult, PathStep, WhatIf, Window, by_bound)
+from .critpath_graph import Edge, GraphCycle
+from .critpath_result import CritPath, CritPathResult, Packed, WhatIf, Window
 from .critpath_whatif import WhatIfRule, scaled_weights
 
 #: How each kind of path is defined, for its label.
@@ -116,7 +117,14 @@ def critical_paths(model: Model, step: int = -1, region: str = "", host_gaps: bo
 
 def window_path(inp: PathInput, window: Window, host_gaps: bool = False,
                 whatif: Sequence[WhatIfRule] = (), graph_events: bool = False) -> CritPath:
-    """The critical path of one window of ``inp``."""
+    """The critical path of one window of ``inp`` (a plain one is kept: later commands
+    on the same window reuse it)."""
+    plain = not whatif and not graph_events
+    kept: dict[tuple[int, int, bool], CritPath] = inp.derived.setdefault("paths", {})
+    key = (window.start, window.end, host_gaps)
+    if plain and key in kept:
+        found = kept[key]
+        return replace(found, window=window, notes=list(found.notes))
     tl = timeline_of(inp)
     built = build_window(tl, window.start, window.end, host_gaps, parents=bool(whatif))
     g = built.graph
@@ -125,9 +133,11 @@ def window_path(inp: PathInput, window: Window, host_gaps: bool = False,
     except GraphCycle as exc:
         raise RequestError("the dependency graph of %s has a cycle (%s): no critical path"
                            % (window.name, exc)) from None
-    steps = resolve(g, edges)
-    path = CritPath(window, definition_of(inp), inp, length, steps, by_bound(steps),
-                    g.nodes, g.edges, list(dict.fromkeys(built.notes)))
+    packed = resolve(g, edges)
+    path = CritPath(window, definition_of(inp), inp, length, packed, g.nodes, g.edges,
+                    list(dict.fromkeys(built.notes)))
+    if plain:
+        kept[key] = path
     if whatif:
         path.whatif = _whatif(tl, built, whatif, path)
     if graph_events:
@@ -138,20 +148,14 @@ def window_path(inp: PathInput, window: Window, host_gaps: bool = False,
     return path
 
 
-def resolve(g: Any, edges: Sequence[Edge]) -> list[PathStep]:
-    """The path's edges as events and kinds."""
-    out = []
-    for u, v, w, info in edges:
-        etype, bound, attr = unpack(info)
-        su, eu = g.event_of(u)
-        sv, ev = g.event_of(v)
-        out.append(PathStep(su, eu, sv, ev, w, etype, bound, attr))
-    return out
+def resolve(g: Any, edges: Sequence[Edge]) -> list[Packed]:
+    """The path's edges between events (see critpath_result.Packed)."""
+    ev = g.event
+    return [(ev[u], ev[v], w, info) for u, v, w, info in edges]
 
 
 def _whatif(tl: Timeline, built: Built, rules: Sequence[WhatIfRule], path: CritPath) -> WhatIf:
     chain_w, xw, changed = scaled_weights(tl, built, rules)
     length, edges = built.graph.longest(chain_w, xw)
-    steps = resolve(built.graph, edges)
-    return WhatIf(tuple(rules), changed, length, steps, by_bound(steps),
+    return WhatIf(tuple(rules), changed, length, resolve(built.graph, edges),
                   path.wall - (path.length - length))

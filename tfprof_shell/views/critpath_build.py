@@ -59,34 +59,36 @@ class Timeline:
         self.input = inp
         ev = self.events = inp.events
         # per thread, its host events sorted by start, the longer first (HTA's
-        # call-stack order); the threads in (pid, tid) order
-        by_thread: dict[tuple[Any, Any], list[tuple[int, int, int]]] = {}
+        # call-stack order), with their flags; the threads in (pid, tid) order
+        by_thread: dict[tuple[Any, Any], list[tuple[int, int, int, int]]] = {}
+        blocking = inp.blocking_names
+        runtime_of: dict[Any, int] = {}
+        linked: list[int] = []  # device events and sync records
         for i, e in enumerate(ev):
-            if e[2] <= ANNOTATION and e[1] > e[0]:
+            kind = e[2]
+            if kind > ANNOTATION:
+                linked.append(i)
+                continue
+            if kind == RUNTIME:
+                if e[9] is not None:
+                    runtime_of[e[9]] = i
+                flag = _NODE | _RUNTIME | (_BLOCKING if e[3] in blocking else 0)
+            else:
+                flag = 0 if kind == ANNOTATION else _NODE | _DATA if kind == DATA else _NODE
+            start, end = e[0], e[1]
+            if end > start:
                 key = (e[5], e[6])
                 rows = by_thread.get(key)
                 if rows is None:
                     rows = by_thread[key] = []
-                rows.append((e[0], e[0] - e[1], i))
+                rows.append((start, start - end, i, flag))
         #: per thread: its events' starts, ends, indices and flags (_NODE, ...)
         self.threads: list[tuple[list[int], list[int], list[int], list[int]]] = []
-        blocking = inp.blocking_names
         for key in sorted(by_thread, key=lambda k: (_key(k[0]), _key(k[1]))):
             rows = by_thread[key]
             rows.sort()
-            order = [r[2] for r in rows]
-            flags = []
-            for i in order:
-                kind = ev[i][2]
-                flags.append(0 if kind == ANNOTATION else
-                             _NODE | _RUNTIME | (_BLOCKING if ev[i][3] in blocking else 0)
-                             if kind == RUNTIME else _NODE | _DATA if kind == DATA else _NODE)
-            self.threads.append(([r[0] for r in rows], [r[0] - r[1] for r in rows], order,
-                                 flags))
-        runtime_of: dict[Any, int] = {}
-        for i, e in enumerate(ev):
-            if e[2] == RUNTIME and e[9] is not None:
-                runtime_of[e[9]] = i
+            self.threads.append(([r[0] for r in rows], [r[0] - r[1] for r in rows],
+                                 [r[2] for r in rows], [r[3] for r in rows]))
         #: runtime call -> the device events it launched, in start order
         self.launched: dict[int, list[int]] = {}
         #: runtime call -> the cuda_sync records of it
@@ -94,18 +96,17 @@ class Timeline:
         #: device event -> its launch call; cuda_sync record -> its sync call
         self.launch_of: dict[int, int] = {}
         self.call_of_sync: dict[int, int] = {}
-        for i, e in enumerate(ev):
-            kind = e[2]
-            if kind == DEVICE or kind == SYNC:
-                r = runtime_of.get(e[9]) if e[9] is not None else None
-                if r is None:
-                    continue
-                if kind == DEVICE:
-                    self.launched.setdefault(r, []).append(i)
-                    self.launch_of[i] = r
-                else:
-                    self.syncs.setdefault(r, []).append(i)
-                    self.call_of_sync[i] = r
+        for i in linked:
+            e = ev[i]
+            r = runtime_of.get(e[9]) if e[9] is not None else None
+            if r is None:
+                continue
+            if e[2] == DEVICE:
+                self.launched.setdefault(r, []).append(i)
+                self.launch_of[i] = r
+            else:
+                self.syncs.setdefault(r, []).append(i)
+                self.call_of_sync[i] = r
         for devs in self.launched.values():
             if len(devs) > 1:
                 devs.sort(key=lambda d: ev[d][0])
@@ -229,81 +230,89 @@ def build_window(tl: Timeline, lo: int, hi: int, host_gaps: bool = False,
     out = Built(g)
     ev = tl.events
     start_of, end_of, parent_of = out.start_of, out.end_of, out.parent
-    time = g.time
-    events = g.event
-    add_time, add_event = time.append, events.append
+    add_time, add_event = g.time.append, g.event.append
     add_w, add_info = g.chain_w.append, g.chain_info.append
     runtimes: list[int] = []
     nid = 0
+    cpu_op, data_op = CPU << 3 | OPERATOR, DATA_LOADING << 3 | OPERATOR
     for starts, ends, order, flags in tl.threads:
         k0, k1 = bisect_left(starts, lo), bisect_right(starts, hi)
         if k0 == k1:
             continue
         # the call stack, walked in start order: (end, event, flags); the nodes are
-        # added in the walk's order, each joined to the one before (prev, at prev_time)
+        # added in the walk's order, each joined to the one before (the last added,
+        # at prev_time: an event's start, or its end with prev_end)
         stack: list[tuple[int, int, int]] = []
+        top = 1 << 62  # the end of the innermost open event
         depth = data_depth = 0
-        prev = last_parent = -1
-        prev_time = 0
+        last_parent = prev_event = -1
+        prev_time = -1
         prev_end = False
+        bound = cpu_op
         for k in range(k0, k1 + 1):
-            start = starts[k] if k < k1 else 1 << 62
-            while stack and stack[-1][0] <= start:
+            start = starts[k] if k < k1 else (1 << 62) - 1  # the end: close everything
+            while top <= start:
                 end, j, f = stack.pop()
+                top = stack[-1][0] if stack else 1 << 62
                 if not f:
                     continue
                 depth -= 1
                 # a leaf's own time, or a parent's after its last child: the event's
-                w = 0 if f & _BLOCKING or end < prev_time else end - prev_time
                 add_time(end)
                 add_event(~j)
-                add_w(w)
-                add_info((j + 1) << 6 | (DATA_LOADING if data_depth else CPU) << 3 | OPERATOR)
+                add_w(0 if f & _BLOCKING or end < prev_time else end - prev_time)
+                add_info((j + 1) << 6 | bound)
                 if f & _RUNTIME:
                     end_of[j] = nid
-                prev = nid
                 prev_time = end
                 prev_end = True
+                prev_event = j
                 nid += 1
                 if f & _DATA:
                     data_depth -= 1
+                    if not data_depth:
+                        bound = cpu_op
                 if depth:
                     last_parent = stack[-1][1]
             if k == k1:
                 break
             i = order[k]
             f = flags[k]
+            end = ends[k]
             up = stack[-1][1] if stack else -1
             if parents and up >= 0:
                 parent_of[i] = up
-            if not f:
-                stack.append((ends[k], i, 0))
-                continue
-            if prev < 0:
-                w, info = -1, 0
-            elif not depth:  # the next top-level op
-                w, info = (max(start - prev_time, 0), _GAP) if host_gaps else (0, _DEP)
-            else:
-                w = start - prev_time if start > prev_time else 0
-                # from the parent's start: the parent's; from a sibling's end: the scope's
-                attr = last_parent if prev_end else events[prev]
-                info = (attr + 1) << 6 | (DATA_LOADING if data_depth else CPU) << 3 | OPERATOR
-            add_time(start)
-            add_event(i)
-            add_w(w)
-            add_info(info)
-            if f & _RUNTIME:
-                start_of[i] = nid
-                runtimes.append(i)
-            prev = nid
-            prev_time = start
-            prev_end = False
-            nid += 1
-            depth += 1
-            if f & _DATA:
-                data_depth += 1
-            last_parent = up
-            stack.append((ends[k], i, f))
+            if f:
+                if prev_time < 0:
+                    add_w(-1)
+                    add_info(0)
+                elif not depth:  # the next top-level op
+                    if host_gaps:
+                        add_w(start - prev_time if start > prev_time else 0)
+                        add_info(_GAP)
+                    else:
+                        add_w(0)
+                        add_info(_DEP)
+                else:
+                    add_w(start - prev_time if start > prev_time else 0)
+                    # from the parent's start: the parent's; from a sibling's end: the scope's
+                    add_info(((last_parent if prev_end else prev_event) + 1) << 6 | bound)
+                add_time(start)
+                add_event(i)
+                if f & _RUNTIME:
+                    start_of[i] = nid
+                    runtimes.append(i)
+                prev_time = start
+                prev_end = False
+                prev_event = i
+                nid += 1
+                depth += 1
+                if f & _DATA:
+                    data_depth += 1
+                    bound = data_op
+                last_parent = up
+            stack.append((end, i, f))
+            top = end
     _lock_edges(g, ev, runtimes, end_of)
     _device_edges(tl, out, runtimes)
     return out

@@ -17,8 +17,8 @@ from .. import regex
 from ..errors import RequestError
 from ..model import Model
 from ..model.path_input import OP, PathInput
-from .critpath_result import CritPath, CritPathResult, PathStep, WhatIf, Window, by_bound
-from .critpath_graph import CPU, DEPENDENCY, GPU_COMPUTE, NONE, OPERATOR
+from .critpath_result import CritPath, CritPathResult, Packed, WhatIf, Window
+from .critpath_graph import CPU, DEPENDENCY, GPU_COMPUTE, NONE, OPERATOR, pack
 from .critpath_whatif import WhatIfRule
 
 
@@ -68,9 +68,8 @@ def _step_path(model: Model, step: int, instance: int,
     preds = [[index[src] for src in model.nodes[e[3]].inputs.values() if src in index]
              for e in events]
     length, path = _longest(events, preds, [a + c for a, c in cost])
-    steps = _steps(path, cost, [a + c for a, c in cost])
-    out = CritPath(window, "dataflow", inp, length, steps, by_bound(steps), len(events),
-                   sum(len(p) for p in preds))
+    out = CritPath(window, "dataflow", inp, length, _steps(path, cost, [a + c for a, c in cost]),
+                   len(events), sum(len(p) for p in preds))
     if rules:
         weights = []
         changed = 0
@@ -79,8 +78,7 @@ def _step_path(model: Model, step: int, instance: int,
             weights.append(a + c if f is None else int(round((a + c) * f)))
             changed += f is not None
         new_length, new_path = _longest(events, preds, weights)
-        new_steps = _steps(new_path, cost, weights)
-        out.whatif = WhatIf(tuple(rules), changed, new_length, new_steps, by_bound(new_steps),
+        out.whatif = WhatIf(tuple(rules), changed, new_length, _steps(new_path, cost, weights),
                             out.wall - (length - new_length))
     return out
 
@@ -118,14 +116,13 @@ def _longest(events: list[tuple], preds: list[list[int]], weight: list[int]
     return dist[chain[-1]], chain
 
 
-def _steps(chain: list[int], cost: list[tuple[int, int]], weight: list[int]) -> list[PathStep]:
-    """Each op's own time as one edge (split into its accelerator and cpu parts by
-    the bound of the larger), joined by zero-weight dependencies."""
-    out = []
+def _steps(chain: list[int], cost: list[tuple[int, int]], weight: list[int]) -> list[Packed]:
+    """Each op's own time as one edge (bound by the larger of its accelerator and cpu
+    time), joined by zero-weight dependencies."""
+    out: list[Packed] = []
     for k, v in enumerate(chain):
         if k:
-            out.append(PathStep(chain[k - 1], True, v, False, 0, DEPENDENCY, NONE, -1))
+            out.append((~chain[k - 1], v, 0, pack(DEPENDENCY, NONE, -1)))
         acc, cpu = cost[v]
-        bound = GPU_COMPUTE if acc > cpu else CPU
-        out.append(PathStep(v, False, v, True, weight[v], OPERATOR, bound, v))
+        out.append((v, ~v, weight[v], pack(OPERATOR, GPU_COMPUTE if acc > cpu else CPU, v)))
     return out

@@ -54,15 +54,15 @@ def check(subject: Subject) -> Findings:
     names: dict[str, dict[str, int]] = {}
     for p in result.paths:
         ev = p.input.events if p.input is not None else None
-        for s in p.steps:
-            if not s.weight:
+        for _, _, w, info in p.packed:
+            if not w:
                 continue
-            bound = BOUNDS[s.bound] or "cpu_bound"
-            bounds[bound] = bounds.get(bound, 0) + s.weight
-            if s.attr >= 0 and ev is not None:
+            bound, attr = BOUNDS[(info >> 3) & 7] or "cpu_bound", (info >> 6) - 1
+            bounds[bound] = bounds.get(bound, 0) + w
+            if attr >= 0 and ev is not None:
                 by_name = names.setdefault(bound, {})
-                key = "%s (%s)" % (ev[s.attr][3], KIND_NAMES[ev[s.attr][2]])
-                by_name[key] = by_name.get(key, 0) + s.weight
+                key = "%s (%s)" % (ev[attr][3], KIND_NAMES[ev[attr][2]])
+                by_name[key] = by_name.get(key, 0) + w
     top, time = max(bounds.items(), key=lambda kv: kv[1])
     what, advice = _ADVICE.get(top, (top, ""))
     heavy = sorted(names.get(top, {}).items(), key=lambda kv: -kv[1])[:TOP]
