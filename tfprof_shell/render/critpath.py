@@ -31,6 +31,9 @@ def short(name: str, width: int = 70) -> str:
     return name if len(name) <= width else name[:width - 3] + "..."
 
 SCHEMA_VERSION = 1
+#: Names for the path time no event holds, by bound.
+_UNATTRIBUTED = {0: "<host gaps>", 1: "<host gaps>", 4: "<kernel launch delays>",
+                 5: "<gaps between kernels>"}
 #: Rows of the table of where the path's time goes.
 TOP_NAMES = 12
 
@@ -57,8 +60,10 @@ def definitions(result: CritPathResult) -> list[str]:
 
 
 def header(result: CritPathResult, title: str = "Critical path") -> str:
-    defs = definitions(result)
-    return "%s (%s); times in us." % (title, "; ".join(DEFINITIONS[d] for d in defs))
+    defs = "; ".join(DEFINITIONS[d] for d in definitions(result))
+    if result.host_gaps:
+        defs += "; -host_gaps: the host time between top-level ops weighs"
+    return "%s (%s); times in us." % (title, defs)
 
 
 def critpath_text(result: CritPathResult, title: str = "Critical path") -> str:
@@ -87,7 +92,7 @@ def critpath_text(result: CritPathResult, title: str = "Critical path") -> str:
                   % (", all windows" if len(result.paths) > 1 else "")]
         rows = [(short(name), kind, _t(t), _share(t, total), str(n))
                 for (name, kind), (t, n) in list(names.items())[:TOP_NAMES]]
-        lines += table(("name", "kind", "time", "share", "count"), rows, (0, 1))
+        lines += table(("name", "kind", "time", "share", "edges"), rows, (0, 1))
     if any(p.whatif for p in result.paths):
         lines += [""] + whatif_lines(result.paths)
     return "\n".join(lines) + "\n"
@@ -104,7 +109,7 @@ def time_by_name(paths: Sequence[CritPath]) -> dict[tuple[str, str], tuple[int, 
             if attr >= 0 and ev is not None:
                 name = (str(ev[attr][3]), KIND_NAMES[ev[attr][2]])
             else:
-                name = ("<%s>" % (BOUNDS[bound] or "cpu_bound"), "delay")
+                name = (_UNATTRIBUTED.get(bound, "<%s>" % BOUNDS[bound]), "delay")
             got = out.get(name)
             if got is None:
                 out[name] = [t, n]
@@ -191,7 +196,8 @@ def critpath_document(result: CritPathResult) -> dict[str, Any]:
                                  **path_document(p.input, wi.packed))
         paths.append(doc)
     return {"schema_version": SCHEMA_VERSION, "mode": "critpath", "unit": "microseconds",
-            "definitions": {d: DEFINITIONS[d] for d in definitions(result)}, "paths": paths}
+            "definitions": {d: DEFINITIONS[d] for d in definitions(result)},
+            "host_gaps": result.host_gaps, "paths": paths}
 
 
 def dumps(doc: dict[str, Any]) -> str:

@@ -108,7 +108,7 @@ def critical_paths(model: Model, step: int = -1, region: str = "", host_gaps: bo
     inputs = model.path_inputs()
     if inputs is None:
         return dataflow_paths(model, step, region, whatif)
-    result = CritPathResult([])
+    result = CritPathResult([], host_gaps=host_gaps)
     for window in windows(inputs, step, region):
         inp = inputs[window.timeline]
         result.paths.append(window_path(inp, window, host_gaps, whatif, graph_events))

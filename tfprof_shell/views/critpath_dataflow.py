@@ -36,8 +36,7 @@ def dataflow_paths(model: Model, step: int = -1, region: str = "",
     if step >= 0 and step not in steps:
         raise RequestError("-step %d not found; available steps: %s"
                            % (step, " ".join(map(str, steps)) or "none"))
-    result = CritPathResult([], ["TensorFlow 1 graph: each step's longest chain of data and "
-                                 "control dependencies, weighted by measured op times"])
+    result = CritPathResult([])
     for n, s in enumerate([step] if step >= 0 else steps):
         result.paths.append(_step_path(model, s, n, whatif))
     return result

@@ -150,6 +150,8 @@ class CritPathResult:
 
     paths: list[CritPath]
     notes: list[str] = field(default_factory=list)
+    #: the host time between top-level ops weighed (-host_gaps)
+    host_gaps: bool = False
 
 
 def path_events(packed: Sequence[Packed]) -> list[int]:
