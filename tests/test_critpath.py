@@ -20,7 +20,8 @@ from tfprof_shell.load import Inputs, load_model
 from tfprof_shell.model.path_input import (ANNOTATION, DATA, DEVICE, HTA, OP, RUNTIME, SYNC,
                                            PathInput)
 from tfprof_shell.views.critpath import critical_paths, window_path
-from tfprof_shell.views.critpath_build import KERNEL_GAP_LIMIT, Timeline, build_window
+from tfprof_shell.views.critpath_build import KERNEL_GAP_LIMIT, build_window
+from tfprof_shell.views.critpath_timeline import Timeline
 from tfprof_shell.views.critpath_graph import (DEPENDENCY, KERNEL_KERNEL, LAUNCH, OPERATOR,
                                                SYNC as SYNC_EDGE, GraphCycle, PathGraph, pack,
                                                unpack)

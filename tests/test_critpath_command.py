@@ -160,3 +160,12 @@ def test_advise_names_what_bounds_the_steps():
     assert ("critical path: 98% of the steps' critical path is host work (cpu_bound)"
             in run.out)
     assert "cudaLaunchKernel (runtime)" in run.out
+
+
+def test_the_python_api_returns_the_json_document():
+    from tfprof_shell.api import Profile
+
+    result = Profile.load(sample("torch_cnn")).run("critpath -step 3")
+    assert result["mode"] == "critpath"
+    assert result["paths"][0]["length"] == 2508.921
+    assert result.value.paths[0].window.step == 3

@@ -16,7 +16,7 @@ from typing import Any, Sequence
 
 from ..model.path_input import (ANNOTATION, DATA, DEVICE, HTA, OP, RUNTIME, SYNC, PathEvent,
                                 PathInput)
-from .torch_intervals import DEVICE_CATS, RUNTIME_CATS, KeptEvents
+from .torch_intervals import DEVICE_CATS, KeptEvents
 from .trace_events import NO_ARGS
 
 #: Runtime calls that queue device work (HTA's queue length counts them).
@@ -97,4 +97,4 @@ def _input(index: int, kept: KeptEvents) -> PathInput:
                      None if steps else index)
 
 
-__all__ = ["BLOCKING", "LAUNCHES", "RUNTIME_CATS", "TorchPathSource"]
+__all__ = ["BLOCKING", "LAUNCHES", "TorchPathSource"]

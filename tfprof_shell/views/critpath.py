@@ -13,13 +13,14 @@ ops; ``-whatif`` scales the edges of matching events and finds the new path
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Optional, Sequence
+from typing import Any, Sequence
 
 from .. import regex
 from ..errors import RequestError
 from ..model import Model
 from ..model.path_input import ANNOTATION, DATA, DEVICE, HTA, OP, PathInput
-from .critpath_build import Built, Timeline, build_window
+from .critpath_build import Built, build_window
+from .critpath_timeline import Timeline
 from .critpath_dataflow import dataflow_paths
 from .critpath_graph import Edge, GraphCycle
 from .critpath_result import CritPath, CritPathResult, Packed, WhatIf, Window

@@ -88,7 +88,7 @@ class PathGraph:
 
     @property
     def edges(self) -> int:
-        return sum(1 for w in self.chain_w if w >= 0) + len(self.xsrc)
+        return len(self.chain_w) - self.chain_w.count(-1) + len(self.xsrc)
 
     def node(self, event: int, time: int, is_end: bool, weight: int = -1, info: int = 0
              ) -> int:
@@ -115,6 +115,16 @@ class PathGraph:
         self.xin[v] = self.xin.get(v, 0) + 1
         return e
 
+    def chain_starts(self) -> list[int]:
+        """The nodes without a chain edge into them."""
+        chain, out, v = self.chain_w, [], -1
+        try:
+            while True:
+                v = chain.index(-1, v + 1)
+                out.append(v)
+        except ValueError:
+            return out
+
     def all_edges(self) -> list[Edge]:
         """Every edge: the chains' then the others."""
         out = [(v - 1, v, w, self.chain_info[v]) for v, w in enumerate(self.chain_w)
@@ -139,7 +149,7 @@ class PathGraph:
         # chain is a plain run, whose distances are running sums (computed in C);
         # the others wait for all their predecessors.
         chain = self.chain_w
-        ready = [v for v, x in enumerate(chain) if x < 0 and v not in xin]
+        ready = [v for v in self.chain_starts() if v not in xin]
         wait = {v: k + (chain[v] >= 0) for v, k in xin.items()}
         specials = sorted(set(ready).union(xin, xout))
         special = bytearray(n)
@@ -193,7 +203,14 @@ class PathGraph:
             raise GraphCycle("%d of %d nodes are on a cycle" % (n - done, n))
         top = max(dist)
         time = self.time
-        end = min((time[v], v) for v in [v for v, d in enumerate(dist) if d == top])[1]
+        end, v = -1, -1
+        try:  # the earliest node of the greatest distance (HTA: the first in its order)
+            while True:
+                v = dist.index(top, v + 1)
+                if end < 0 or time[v] < time[end]:
+                    end = v
+        except ValueError:
+            pass
         path: list[Edge] = []
         xsrc, info, chain_info = self.xsrc, self.xinfo, self.chain_info
         while True:

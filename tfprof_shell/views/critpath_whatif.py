@@ -16,7 +16,8 @@ from typing import Optional, Sequence
 from .. import regex
 from ..options import check_whatif
 from ..model.path_input import DEVICE
-from .critpath_build import Built, Timeline
+from .critpath_build import Built
+from .critpath_timeline import Timeline
 from .critpath_graph import BOUNDS, OPERATOR
 
 _FIELDS = ("cat", "bound")
