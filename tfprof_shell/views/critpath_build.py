@@ -142,10 +142,25 @@ def build_window(tl: Timeline, lo: int, hi: int, host_gaps: bool = False,
                 if f & IS_RUNTIME:
                     start_of[i] = nid
                     runtimes.append(i)
+                nid += 1
+                if k + 1 == k1 or starts[k + 1] >= end:
+                    # a leaf: its end follows at once (as if pushed and popped)
+                    add_time(end)
+                    add_event(~i)
+                    add_w(0 if f & BLOCKING or end < start else end - start)
+                    add_info((i + 1) << 6 | (data_op if f & IS_DATA else bound))
+                    if f & IS_RUNTIME:
+                        end_of[i] = nid
+                    nid += 1
+                    prev_time = end
+                    prev_end = True
+                    prev_event = i
+                    if depth:
+                        last_parent = up
+                    continue
                 prev_time = start
                 prev_end = False
                 prev_event = i
-                nid += 1
                 depth += 1
                 if f & IS_DATA:
                     data_depth += 1
