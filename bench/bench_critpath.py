@@ -4,8 +4,8 @@
 The trace is bench/make_large_torch_trace.py's copies of a real H100 step
 (240 steps, about 170 MB; cached in bench/.cache/torch/). Each round loads it
 (the load keeps the events the critical path reads) and then runs `critpath`
-as the shell does (every step's path, the text table, the JSON document built
-for the API), then `critpath -step N` for one step. With ``--hta-python`` the
+as the shell does (every step's path and the text; the JSON document is built
+only for -output json or the API), then, on a fresh load, `critpath -step N`. With ``--hta-python`` the
 same trace is handed to Holistic Trace Analysis in that Python: its load, and
 its critical path of one step::
 
@@ -93,7 +93,7 @@ def main() -> None:
     mid = args.repeat // 2
     print("trace: %s (%.0f MB), %d windows" % (path, os.path.getsize(path) / 1e6, rounds[0][3]))
     print("load: %.2f s CPU (median of %d)" % (loads[mid], args.repeat))
-    print("critpath, every step (inputs, graphs, paths, text, JSON): %.2f s = %.2f of the load"
+    print("critpath, every step (its events, graphs, paths, text): %.2f s = %.2f of the load"
           % (every[mid], every[mid] / loads[mid]))
     print("critpath -step %d: %.2f s = %.2f of the load"
           % (args.step, one[mid], one[mid] / loads[mid]))

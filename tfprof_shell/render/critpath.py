@@ -72,7 +72,7 @@ def critpath_text(result: CritPathResult, title: str = "Critical path") -> str:
     rows = []
     for p in result.paths:
         rows.append((p.window.name, "--" if p.window.step is None else str(p.window.step),
-                     _t(p.length), _t(p.wall), _share(p.length, p.wall), str(len(p.events)),
+                     _t(p.length), _t(p.wall), _share(p.length, p.wall), str(p.event_count),
                      _bounds_text(p.by_bound, p.length)))
     lines += table(("window", "step", "length", "wall", "path%", "events", "bound by"), rows,
                    (0, 6))

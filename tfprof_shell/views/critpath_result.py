@@ -135,6 +135,15 @@ class CritPath:
         return self._events
 
     @property
+    def event_count(self) -> int:
+        """How many events the path passes."""
+        if self._events is not None:
+            return len(self._events)
+        ends = {a for a, _, _, _ in self.packed}
+        ends.update([b for _, b, _, _ in self.packed])
+        return len({x if x >= 0 else ~x for x in ends})
+
+    @property
     def steps(self) -> list[PathStep]:
         """The path's edges, in order."""
         return steps_of(self.packed)
