@@ -169,3 +169,15 @@ def test_the_python_api_returns_the_json_document():
     assert result["mode"] == "critpath"
     assert result["paths"][0]["length"] == 2508.921
     assert result.value.paths[0].window.step == 3
+
+
+def test_a_cuda_graph_launch_delays_its_first_kernel_and_chains_the_rest():
+    """jax_attention runs each step as one XLA command buffer (cuGraphLaunch, 1:N)."""
+    path = _json("--profile_path=" + sample("jax_attention"), "critpath", "-step", "1")
+    (p,) = path["paths"]
+    ev = p["events"]
+    kinds = [(e["type"], ev[e["from"]]["name"], ev[e["to"]]["kind"]) for e in p["edges"]
+             if e["type"] in ("kernel_launch_delay", "kernel_kernel_delay")]
+    assert kinds[0][:2] == ("kernel_launch_delay", "cuGraphLaunch (CudaGraph:20)")
+    assert all(k == "kernel_kernel_delay" and to == "device" for k, _, to in kinds[1:])
+    assert p["definition"] == "xplane" and len(kinds) > 20
