@@ -73,26 +73,24 @@ def _input(index: int, kept: KeptEvents) -> PathInput:
         except TypeError:
             start = _ns(ts)
             end = start + _ns(dur)
-        add((start, end, kind, ev.name, cat, ev.pid, ev.tid, ts, dur,
-                            None, None, None, None))
+        add((start, end, kind, ev.name, cat, ev.pid, ev.tid, ts, dur, None, None, None, None))
     for ev in kept.runtime:
         start = _ns(ev.ts)
-        add((start, start + _ns(ev.dur), RUNTIME, ev.name, ev.cat, ev.pid,
-                            ev.tid, ev.ts, ev.dur, (ev.args or NO_ARGS).correlation, None,
-                            None, None))
-    # cuda_sync events: kept apart by the loader, or among the device events
-    for ev in list(kept.device) + list(getattr(kept, "sync", ())):
+        add((start, start + _ns(ev.dur), RUNTIME, ev.name, ev.cat, ev.pid, ev.tid, ev.ts,
+             ev.dur, (ev.args or NO_ARGS).correlation, None, None, None))
+    # cuda_sync records: kept apart by the loader, or among the device events where the
+    # loader counts them as a device kind
+    for ev in kept.device + kept.sync:
         args = ev.args or NO_ARGS
         start = _ns(ev.ts)
-        if ev.cat in DEVICE_CATS:
-            add((start, start + _ns(ev.dur), DEVICE, ev.name, ev.cat, ev.pid,
-                                ev.tid, ev.ts, ev.dur, args.correlation, args.stream,
-                                args.device, None))
-        elif ev.cat == "cuda_sync":
+        if ev.cat == "cuda_sync":
             stream = args.stream if isinstance(args.stream, int) else -1
-            add((start, start + _ns(ev.dur), SYNC, ev.name, ev.cat, ev.pid,
-                                ev.tid, ev.ts, ev.dur, args.correlation, stream, args.device,
-                                (args.wait_on_stream, args.wait_on_cuda_event_record_corr_id)))
+            add((start, start + _ns(ev.dur), SYNC, ev.name, ev.cat, ev.pid, ev.tid, ev.ts,
+                 ev.dur, args.correlation, stream, args.device,
+                 (args.wait_on_stream, args.wait_on_cuda_event_record_corr_id)))
+        elif ev.cat in DEVICE_CATS:
+            add((start, start + _ns(ev.dur), DEVICE, ev.name, ev.cat, ev.pid, ev.tid, ev.ts,
+                 ev.dur, args.correlation, args.stream, args.device, None))
     return PathInput(out, HTA, "PyTorch trace events", LAUNCHES, BLOCKING, False, steps,
                      None if steps else index)
 
