@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ...errors import RequestError
+from ...model.intervals import HAS_DEVICE
 from ...model.path_input import KIND_NAMES
 from ...views.critpath import DEFINITIONS, critical_paths
 from ...views.critpath_graph import BOUNDS
@@ -26,6 +27,8 @@ _ADVICE = {
     "data_loading": ("data loading", "more DataLoader workers, pinned memory and prefetching "
                      "shorten it"),
 }
+#: TensorFlow 1 graph profiles: their path is the dataflow chain of the nodes.
+_GRAPH_KINDS = ("profile", "graph")
 #: Names listed for the dominant category.
 TOP = 3
 
@@ -40,8 +43,11 @@ def check(subject: Subject) -> Findings:
     work in it that the paths spend most time on, and what usually helps."""
     findings = Findings()
     model = subject.model
-    if model.path_inputs() is None and not any(n.inputs for n in model.nodes.values()):
+    graph = model.source.kind in _GRAPH_KINDS
+    if graph and not any(n.inputs for n in model.nodes.values()):
         return findings
+    if not graph and HAS_DEVICE not in model.intervals().has:
+        return findings  # a CPU-only trace: host work bounds it, nothing to add
     try:
         result = critical_paths(model)
     except RequestError as exc:
@@ -65,6 +71,10 @@ def check(subject: Subject) -> Findings:
                 by_name[key] = by_name.get(key, 0) + w
     top, time = max(bounds.items(), key=lambda kv: kv[1])
     what, advice = _ADVICE.get(top, (top, ""))
+    if all(p.definition == "dataflow" for p in result.paths):
+        what, advice = ("ops on the graph's longest dataflow chain",
+                        "they run one after another: faster ops on this chain, or a graph "
+                        "whose work runs in parallel with it, shorten the step")
     heavy = sorted(names.get(top, {}).items(), key=lambda kv: -kv[1])[:TOP]
     wall = sum(p.wall for p in result.paths)
     others = ", ".join("%s %s" % (k, _pct(v, total))
