@@ -202,6 +202,9 @@ class Profile:
         if kind in ("steps", "kernels"):  # their -output json document
             return Result(reply.result, reply.text, list(reply.notes), list(reply.files), kind,
                           reply.result)
+        if kind == "critpath":  # its -output json document, built now
+            return Result(reply.result.document(), reply.text, list(reply.notes),
+                          list(reply.files), kind, reply.result.paths)
         return Result(None, reply.text, list(reply.notes), list(reply.files), kind)
 
     def profile(self, view: str, options: OptionsLike = None, *, text: bool = False,

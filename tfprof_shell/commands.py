@@ -57,6 +57,15 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
             "min, max and share of device time.",
             "Memory copies and sets are rows too. -step N counts one step, -device NAME "
             "one device; -show_name_regexes and -hide_name_regexes choose names."),
+    Command("critpath", "critpath", "What bounds each step: its critical path through the "
+            "dependency graph of host ops, launches, kernels and syncs.",
+            "HTA's definition by default (Holistic Trace Analysis, at the trace's ns "
+            "precision); one path per step (-step N: one), or per instance of -region REGEX. "
+            "Shows each path's length, what bounds it (cpu_bound, gpu_compute_bound, ...) and "
+            "where its time goes; -host_gaps weighs host time between ops, -whatif "
+            "'REGEX=FACTOR' finds the path if that work took FACTOR times as long, -base NAME "
+            "compares with another profile. TF2/JAX GPU profiles give an approximate path, "
+            "TensorFlow 1 graphs the longest dataflow chain. See docs/critpath.md."),
     Command("advise", "advise", "Run the advisor's checkers and print their advice.",
             "Checkers: AcceleratorUtilizationChecker, OperationChecker, "
             "ExpensiveOperationChecker. The original's JobChecker has no open-source "

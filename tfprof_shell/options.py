@@ -36,10 +36,16 @@ PROFILE_LIST = "profile_list"
 DEVICE = "device"
 #: A step, or nothing (stored as None): "the same as -step".
 OPTIONAL_STEP = "optional_step"
+#: One RE2 regular expression, or nothing (stored as "").
+REGEX = "regex"
+#: `critpath -whatif` rules, REGEX=FACTOR; repeatable, or separated by ';' (stored as a tuple).
+WHATIF = "whatif"
 
 VIEW_COMMANDS = ("scope", "graph", "op", "code")
 #: Commands that read the profile's time intervals (steps breakdown, kernel table).
 INTERVAL_COMMANDS = ("steps", "kernels")
+#: The critical-path command.
+CRITPATH = "critpath"
 #: Commands that take the options of comparing and combining profiles.
 MULTI_COMMANDS = VIEW_COMMANDS + ("set",)
 #: ... and the steps command, which compares and combines its own way.
@@ -81,6 +87,8 @@ class OptionSpec:
     choice_help: Optional[Mapping[str, str]] = None
     #: command -> what the option does for that command, where ``help`` would mislead.
     command_help: Optional[Mapping[str, str]] = None
+    #: Given again on one line, its values add up (-whatif a=1 -whatif b=2).
+    repeatable: bool = False
     name: str = ""
 
     def help_for(self, command: str) -> str:
@@ -132,9 +140,11 @@ class Options:
     min_float_ops: int = _min("number of float operations")
     min_occurrence: int = _min("run count (op view: number of graph nodes)")
     step: int = _opt(-1, INT64, "Show statistics of step N; -1 averages over each node's steps.", "N",
-                     commands=OPTION_COMMANDS + INTERVAL_COMMANDS, command_help={
+                     commands=OPTION_COMMANDS + INTERVAL_COMMANDS + (CRITPATH,), command_help={
                          "steps": "Show only step N; -1 shows every step and their average.",
                          "kernels": "Count only the kernels of step N; -1 counts every step.",
+                         CRITPATH: "The path of step N (its ProfilerStep#N or step marker); "
+                                   "-1: every step's.",
                          "advise": "Accepted and ignored, as by the original: advise reads "
                                    "every step."})
     order_by: str = _opt("name", CHOICE, "Sort each node's children by this key.",
@@ -161,19 +171,26 @@ class Options:
     output: Output = _opt(
         Output(), OUTPUT, "Where the result goes: TYPE[:outfile=PATH,...].",
         "TYPE[:KEY=VALUE,...]", choices=lambda: tuple(OUTPUT_KINDS),
-        commands=OPTION_COMMANDS + INTERVAL_COMMANDS, command_help={
+        commands=OPTION_COMMANDS + INTERVAL_COMMANDS + (CRITPATH,), command_help={
             "steps": "Where the result goes: stdout, file, json or none, or timeline (the "
                      "steps' categories as tracks beside the trace).",
-            "kernels": "Where the result goes: stdout, file, json or none."})
+            "kernels": "Where the result goes: stdout, file, json or none.",
+            CRITPATH: "Where the result goes: stdout, file, json or none, or timeline (the "
+                      "windows' events with the path marked args.critical and flow arrows "
+                      "along its edges)."})
     checkers: tuple[str, ...] = _opt(
         (), NAME_LIST, "Advisor checkers to run, comma separated (default: all).",
         "NAME[,NAME...]", choices=lambda: CHECKER_NAMES,
         commands=("advise",), in_dump=False)
     base: str = _opt(
         "", PROFILE, "Compare the view with this loaded profile (none: no comparison).",
-        "NAME|none", commands=STEPS_MULTI_COMMANDS, in_dump=False, flag=True, command_help={
+        "NAME|none", commands=STEPS_MULTI_COMMANDS + (CRITPATH,), in_dump=False, flag=True,
+        command_help={
             "steps": "Compare each category's per-step average with this loaded profile's "
-                     "(none: no comparison)."})
+                     "(none: no comparison).",
+            CRITPATH: "Compare each window's path (length, bounds, the events' time on it) "
+                      "with the same window's path in this loaded profile (none: no "
+                      "comparison)."})
     base_step: Optional[int] = _opt(
         None, OPTIONAL_STEP, "The -base profile's step (same: the same as -step).", "N|same",
         commands=MULTI_COMMANDS, in_dump=False, flag=True)
@@ -200,6 +217,20 @@ class Options:
     by_profile: bool = _opt(
         False, BOOL, "With -profiles: show each profile's values beside the combined one.",
         "[true|false]", commands=MULTI_COMMANDS, in_dump=False, flag=True)
+
+    region: str = _opt(
+        "", REGEX, "Find a path in every instance of the annotations (or ops) this names "
+        "instead of in each step, numbered in order (none: the steps).", "REGEX|none",
+        commands=(CRITPATH, "set"), in_dump=False)
+    host_gaps: bool = _opt(
+        False, BOOL, "Weigh the host time between a thread's top-level ops (HTA counts it as "
+        "nothing).", "[true|false]", commands=(CRITPATH, "set"), in_dump=False)
+    whatif: tuple[str, ...] = _opt(
+        (), WHATIF, "Scale the time of matching work by FACTOR and find the new path and "
+        "the estimated window time: a name regex, cat:REGEX (the trace's category) or "
+        "bound:REGEX (a bound category); repeat it, or separate rules with ';' (none: "
+        "no what-if).", "REGEX=FACTOR", commands=(CRITPATH, "set"), in_dump=False,
+        repeatable=True)
 
     def replace(self, **changes: Any) -> "Options":
         """A copy with some fields changed (values are not re-validated)."""
@@ -290,6 +321,19 @@ def parse_value(spec: OptionSpec, text: str) -> Any:
             raise OptionError("%s takes a device name such as gpu:0, got '%s'"
                               % (spec.repl_name, text))
         return "" if name == "all" else name
+    if kind == REGEX:
+        pattern = strip_quotes(text)
+        if pattern == "none":
+            return ""
+        regex.check(pattern, spec.name)
+        return pattern
+    if kind == WHATIF:
+        rules = [r for r in strip_quotes(text).split(";") if r]
+        if rules == ["none"]:
+            return ()
+        for rule in rules:
+            check_whatif(rule, spec.repl_name)
+        return tuple(rules)
     if kind == OPTIONAL_STEP:
         if text == "same":
             return None
@@ -320,7 +364,29 @@ def format_value(spec: OptionSpec, value: Any) -> str:
         return value or "all"
     if kind == OPTIONAL_STEP:
         return "same" if value is None else "%d" % value
+    if kind == WHATIF:
+        return ";".join(value) or "none"
+    if kind == REGEX:
+        return value or "none"
     return str(value)
+
+
+def check_whatif(rule: str, what: str = "-whatif") -> None:
+    """OptionError unless ``rule`` is REGEX=FACTOR (FACTOR a number >= 0, REGEX valid RE2,
+    optionally after cat: or bound:)."""
+    pattern, sep, number = rule.rpartition("=")
+    if not sep or not pattern:
+        raise OptionError("%s takes REGEX=FACTOR (e.g. 'aten::mm=0.5' or 'cat:kernel=0.5'), "
+                          "got '%s'" % (what, rule))
+    try:
+        factor = float(number)
+    except ValueError:
+        factor = -1.0
+    if not 0 <= factor < float("inf"):
+        raise OptionError("%s %s: the factor must be a number, 0 or more (0.5: twice as "
+                          "fast), got '%s'" % (what, rule, number))
+    prefix, colon, rest = pattern.partition(":")
+    regex.check(rest if colon and prefix in ("cat", "bound") else pattern, what.lstrip("-"))
 
 
 _PROFILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*\Z")
@@ -385,7 +451,10 @@ def parse_tokens(tokens: Sequence[str], base: Options, command: str) -> Options:
             continue
         if i + 1 >= n:
             raise OptionError("%s needs a value (%s)" % (spec.repl_name, spec.hint))
-        changes[spec.name] = parse_value(spec, tokens[i + 1])
+        value = parse_value(spec, tokens[i + 1])
+        if spec.repeatable and spec.name in changes:
+            value = changes[spec.name] + value
+        changes[spec.name] = value
         i += 2
     return dataclasses.replace(base, **changes) if changes else base
 

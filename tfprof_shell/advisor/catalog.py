@@ -13,6 +13,7 @@ COMMUNICATION = "CommunicationChecker"
 COPIES = "CopiesChecker"
 SYNC_STALL = "SyncStallChecker"
 STRAGGLER = "StragglerChecker"
+CRITICAL_PATH = "CriticalPathChecker"
 
 #: Checker name -> one sentence of help, in display order.
 CHECKER_HELP: dict[str, str] = {
@@ -30,6 +31,8 @@ CHECKER_HELP: dict[str, str] = {
     SYNC_STALL: "Host synchronisation waits inside the step (device syncs, .item()).",
     STRAGGLER: "With several profiles loaded (ranks of a job): the one slowest in most "
                "steps, and what it waited on.",
+    CRITICAL_PATH: "What bounds the steps: the category most of their critical paths "
+                   "spend time in (host work, kernels, launches ...), and the work in it.",
 }
 #: The original engine's checkers: the only ones `advise` runs by default on the
 #: inputs the engine reads (ProfileProto, graph + run metadata), as it does.

@@ -25,6 +25,7 @@ from .files import read_bytes
 from .records import StatRecord
 from .runmeta import add_run_metadata
 from .torch_intervals import DEVICE_CATS, TorchIntervals
+from .torch_path import TorchPathSource
 from .torch_trace import TORCH_CPU, TorchFiles
 from .trace_events import NO_ARGS, UNSET, TraceEvent, parse_trace_events
 
@@ -170,4 +171,5 @@ def load_chrome_traces(paths: Sequence[str], graph_path: Optional[str] = None,
                            % torch.left_out)
     if torch.kept:
         model.set_interval_source(TorchIntervals(torch.kept))
+        model.set_path_source(TorchPathSource(torch.kept))
     return model

@@ -54,15 +54,17 @@ class KeptEvents:
     """The events of one trace a step breakdown reads, by kind, each in input order:
     runtime calls, device events, and host events (cpu ops, annotations, and the
     Python frames :func:`user_frame` or an input wait names; ``user_frames``
-    holds which of those are the program's own)."""
+    holds which of those are the program's own). ``sync`` holds the device's
+    records of synchronisations (``cuda_sync``), which only the critical path reads."""
 
-    __slots__ = ("runtime", "device", "host", "user_frames")
+    __slots__ = ("runtime", "device", "host", "user_frames", "sync")
 
     def __init__(self) -> None:
         self.runtime: list[TraceEvent] = []
         self.device: list[TraceEvent] = []
         self.host: list[TraceEvent] = []
         self.user_frames: list[TraceEvent] = []
+        self.sync: list[TraceEvent] = []
 
 
 def _ns(value: Any) -> int:

@@ -175,6 +175,8 @@ class _Sorted:
                     keep_device(ev)
                 elif cat in RUNTIME_CATS:
                     keep_runtime(ev)
+                elif cat == "cuda_sync":  # for the critical path (torch_path.py)
+                    self.kept.sync.append(ev)
                 continue
             scoped[(ev.pid, ev.tid)].append(item)
 

@@ -37,6 +37,9 @@ class EventArgs(msgspec.Struct, gc=False):
     bytes: Any = None
     name: Any = UNSET
     op: Any = UNSET
+    #: A cuda_sync event's stream waited on, and its cudaEventRecord's correlation.
+    wait_on_stream: Any = None
+    wait_on_cuda_event_record_corr_id: Any = None
 
 
 class TraceEvent(msgspec.Struct, gc=False):
@@ -62,7 +65,8 @@ class _Document(msgspec.Struct, gc=False):
 
 _ARG_KEYS = (("External id", "external_id"), ("correlation", "correlation"),
              ("device", "device"), ("stream", "stream"), ("bytes", "bytes"),
-             ("name", "name"), ("op", "op"))
+             ("name", "name"), ("op", "op"), ("wait_on_stream", "wait_on_stream"),
+             ("wait_on_cuda_event_record_corr_id", "wait_on_cuda_event_record_corr_id"))
 _EVENT_KEYS = ("ph", "cat", "name", "pid", "tid", "ts", "dur")
 
 _decode = msgspec.json.Decoder(Union[_Document, list[TraceEvent]]).decode

@@ -49,6 +49,7 @@ from .records import CPU_DEVICE, GPU_DEVICE
 from .runmeta import device_kind
 from .detect import host_name
 from .xspace_intervals import XSpaceIntervals
+from .xspace_path import XSpacePathSource
 from .xspace import Host, time_origin
 from .xspace_pick import parse_tf_op, read_xspace_picked
 
@@ -517,6 +518,7 @@ def load_xplane(paths: Sequence[str], note: str = "") -> Model:
         del space, picked
     model = model_from_hosts(hosts, ref_ns or 0, Source("xplane", tuple(paths), note))
     model.set_interval_source(XSpaceIntervals(paths))
+    model.set_path_source(XSpacePathSource(paths))
     if note:
         model.notes.insert(0, note)
     return model

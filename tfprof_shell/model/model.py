@@ -8,6 +8,7 @@ from typing import Callable, Optional
 
 from .intervals import IntervalSource, Intervals, intervals_from_nodes
 from .node import GraphNode
+from .path_input import PathInput, PathSource
 
 
 @dataclass
@@ -50,6 +51,8 @@ class Model:
         self._interval_source: Optional[Callable[[], Intervals]] = None
         self._intervals: Optional[Intervals] = None
         self._step_set: Optional[tuple[list[int], set[int]]] = None
+        self._path_source: Optional[Callable[[], list[PathInput]]] = None
+        self._path_inputs: Optional[list[PathInput]] = None
 
     def add_step(self, step: int) -> None:
         """Add ``step`` to :attr:`steps` (kept sorted) unless it is there: a set
@@ -120,3 +123,15 @@ class Model:
             self._intervals = source() if source is not None else intervals_from_nodes(
                 self.nodes.values())
         return self._intervals
+
+    def set_path_source(self, source: "PathSource | Callable[[], list[PathInput]]") -> None:
+        """Where :meth:`path_inputs` comes from (a loader's reader, called once when asked)."""
+        self._path_source = source
+        self._path_inputs = None
+
+    def path_inputs(self) -> Optional[list[PathInput]]:
+        """The events a critical path is built from, one input per timeline, built on
+        first use; None when the format gives none (see model/path_input.py)."""
+        if self._path_inputs is None and self._path_source is not None:
+            self._path_inputs = self._path_source()
+        return self._path_inputs

@@ -32,6 +32,7 @@ from typing import Callable, Optional, Sequence
 
 from ..errors import LoadError, UserError
 from .intervals import Intervals
+from .path_input import PathInput
 from .model import Model, Source
 from .node import ExecStep, Frame, GraphNode, LazyExecs
 
@@ -47,6 +48,8 @@ _TRACE_FROM_RELOAD = -2
 _HAS_TRACE_FROM_RELOAD = 2
 _N_VALUES = 8
 _ZEROS = (0,) * _N_VALUES
+#: Source kinds of TensorFlow 1 graph profiles: their critical path reads the nodes.
+_GRAPH_KINDS = ("profile", "graph")
 
 
 def pack_model(model: Model) -> bytes:
@@ -196,6 +199,8 @@ def unpack_model(data: bytes, reload: Optional[Callable[[], Model]] = None) -> M
                          _columns(raw_values), values_deferred, reload, model.later_notes)
     offsets = execs.offsets
     model.set_interval_source(execs.full_intervals)
+    if src[0] not in _GRAPH_KINDS:  # graph profiles have no path inputs: their nodes do
+        model.set_path_source(execs.full_path_inputs)
     if has_trace == _HAS_TRACE_FROM_RELOAD:
         model.defer_has_trace(execs.full_has_trace)
     nodes = model.nodes
@@ -311,6 +316,10 @@ class SummaryExecs:
     def full_intervals(self) -> Intervals:
         """The full model's time intervals (steps and kernels need them)."""
         return self._full_model("step intervals").intervals()
+
+    def full_path_inputs(self) -> Optional[list[PathInput]]:
+        """The full model's critical-path inputs (critpath needs them)."""
+        return self._full_model("critical-path events").path_inputs()
 
     def _where(self) -> str:
         return ", ".join(self._source.paths) or self._source.kind
