@@ -14,17 +14,18 @@ import threading
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Optional
 
-from .. import commands
+from .. import commands, metrics
 from ..combine.result import MultiResult
 from ..errors import UsageError
 from ..model import stats as S
 from ..options import DEFAULTS, OPTION_SPECS, Options, format_dump, format_value
 from ..outputs import Output
+from ..render.json_out import numeric_attributes
 from ..render.multi import render_multi_text
 from ..render.profiles import total_micros
 from ..render.text import render_text
 from ..views.base import ViewResult
-from .columns import multi_columns, row_details, view_columns
+from .columns import multi_columns, row_details, row_starts, view_columns
 
 if TYPE_CHECKING:
     from ..session import Session
@@ -58,6 +59,7 @@ class LineRunner:
         self._engine: Any = None
         #: The Timeline page's prepared lanes by line (see timeline.py).
         self.timelines: "OrderedDict[tuple, Any]" = OrderedDict()
+        self._present_of: Optional[tuple[tuple, list[str]]] = None
 
     # -- lines ---------------------------------------------------------------
 
@@ -78,10 +80,15 @@ class LineRunner:
             raise UsageError("set -output: not available in the web UI; use the shell")
         return request
 
-    def run(self, line: str, text: bool = False) -> dict[str, Any]:
+    def run(self, line: str, text: bool = False, document: bool = False,
+            starts: bool = False) -> dict[str, Any]:
         """Run one line: columns for a view, the shell's text for the rest.
 
         ``text``: a view's answer also carries the text the shell prints.
+        ``document``: a `steps` or `kernels` answer carries the document `-output json`
+        prints (``"kind": "document"``) instead of the text.
+        ``starts``: a single profile's view also carries each row's first start
+        (columns.row_starts), for time-ordered flame graphs.
         """
         with self.lock:
             request = self.check(line)
@@ -90,9 +97,18 @@ class LineRunner:
                 value, notes = self._view(line, request)
                 answer = (multi_columns(value) if isinstance(value, MultiResult)
                           else view_columns(value))
+                if isinstance(value, ViewResult) and value.view == "op":
+                    answer["more"] = self._op_rows_below(request, value)
+                if starts and isinstance(value, ViewResult):
+                    answer["start"] = row_starts(value)
                 if text:
                     answer["text"] = (render_multi_text(value) if isinstance(value, MultiResult)
                                       else render_text(value))
+            elif document and kind in ("steps", "kernels"):
+                reply = self.session.execute_words(commands.split_line(line) +
+                                                   ["-output", "none"])
+                notes = list(reply.notes)
+                answer = {"kind": "document", "document": reply.result}
             elif kind == "advise":
                 reply = self.session.run_advise(request.options.replace(output=_STDOUT))
                 notes = list(reply.notes)
@@ -123,6 +139,21 @@ class LineRunner:
         while len(self._results) > 4:
             self._results.popitem(last=False)
         return kept
+
+    def _op_rows_below(self, request: commands.Request, shown: ViewResult) -> dict[str, Any]:
+        """The op types an op view leaves out below its last row (-max_depth): how many,
+        and their summed own values (the rows -max_depth would add)."""
+        opts = request.options
+        if opts.account_displayed_op_only:
+            return {"rows": 0, "total": {}}
+        everything = self.session.run_view("op", opts.replace(
+            output=_NONE, max_depth=(1 << 31) - 1)).result
+        rows = everything.root.children
+        cut = rows[len(shown.root.children):]
+        attrs = numeric_attributes(opts.select)
+        return {"rows": len(cut),
+                "total": {a: sum(n.self_stats[metrics.ATTRIBUTES[a].stat] for n in cut)
+                          for a in attrs}}
 
     def _later_notes(self) -> list[str]:
         notes = []
@@ -171,11 +202,28 @@ class LineRunner:
                 "profiles": self._profiles(),
                 "current": s.current,
                 "options": changed_tokens(s.options),
+                "present": self._present(),
                 "dump": format_dump(s.options),
                 "commands": [{"name": c.name, "summary": c.summary}
                              for c in commands.COMMANDS.values()
                              if c.kind in ALLOWED_KINDS],
             }
+
+    def _present(self) -> list[str]:
+        """The attributes the current profile has any value of (a -min_* option on the
+        others cannot act); computed once per profile."""
+        model = self.session.model
+        key = (self.session.current, id(model))
+        if self._present_of is None or self._present_of[0] != key:
+            sums = [0] * S.N_SELF
+            for node in model.nodes.values():
+                for k, v in enumerate(node.stats(-1)):
+                    if v:
+                        sums[k] = 1
+            names = [name for name, a in metrics.ATTRIBUTES.items()
+                     if a.stat is not None and a.stat < S.N_SELF and sums[a.stat]]
+            self._present_of = (key, names)
+        return self._present_of[1]
 
     def _profiles(self) -> list[dict[str, Any]]:
         out = []
