@@ -48,6 +48,7 @@ export async function showDetails(node, app, row) {
     el("h3", {class: "dname", text: d.name}),
     el("table", {class: "kv"}, facts),
     values("total", d.total), values("self", d.self), values("base", d.base),
+    d.cumulative ? values("cumulative (this row and every row below it, as the op view's first column adds them)", d.cumulative) : null,
     list("op types", d.op_types), list("devices", d.devices),
     list("input shapes", (d.input_shapes || []).map(([i, s]) => `${i}: ${s ? JSON.stringify(s) : "unknown"}`)),
     list("attributes", (d.attrs || []).map(([k, v]) => `${k} = ${v}`)),

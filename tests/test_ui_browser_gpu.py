@@ -1,0 +1,233 @@
+"""The web UI in Chromium on the GPU samples (PyTorch's torch_cnn, JAX's jax_gpt): the
+timeline, the Steps and Kernels pages, the Overview's step chart, and history."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from conftest import needs, run_cli, sample
+
+pytestmark = pytest.mark.browser
+sync_api = needs("playwright.sync_api", "browser")
+
+from ui_tab import Tab, launch_chromium, ui_server  # noqa: E402
+
+TORCH = ["--profile_path=" + os.path.relpath(sample("torch_cnn"))]
+JAX = ["--profile_path=" + os.path.relpath(sample("jax_gpt"))]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    manager, b = launch_chromium(sync_api)
+    yield b
+    b.close()
+    manager.__exit__(None, None, None)
+
+
+@pytest.fixture(scope="module")
+def torch_server():
+    srv = ui_server(TORCH)
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="module")
+def jax_server():
+    srv = ui_server(JAX)
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def torch_tab(browser, torch_server):
+    t = Tab(browser, torch_server)
+    yield t
+    t.close()
+
+
+def _steps(argv, extra=""):
+    run = run_cli(argv + ("steps " + extra).split() + ["-output", "json"])
+    assert run.code == 0, run.err
+    return json.loads(run.out)
+
+
+def _time(us):
+    """The page's format.js time()."""
+    def trim(v):
+        return "%.0f" % v if v >= 100 else "%.1f" % v if v >= 10 else "%.2f" % v
+    return trim(us / 1e6) + "sec" if us >= 1e6 else trim(us / 1e3) + "ms" if us >= 1e3 \
+        else "%dus" % us
+
+
+def test_the_overviews_step_chart_is_the_steps_tables(torch_tab):
+    torch_tab.open("overview")
+    doc = _steps(TORCH)
+    titles = torch_tab.page.eval_on_selector_all("#ov-steps svg rect title",
+                                                 "e => e.map(x => x.textContent)")
+    for s in doc["steps"]:
+        assert any(t.startswith("step %d: %s" % (s["step"], _time(s["wall"]))) for t in titles), \
+            (s["step"], s["wall"], titles)
+
+
+def _tl(tab, expression, arg=None):
+    return tab.page.evaluate("(arg) => { const tl = window.tfprofApp.timeline; return %s; }"
+                             % expression, arg)
+
+
+@pytest.mark.parametrize("which,stream", [("torch", "gpu:0 stream 7"),
+                                          ("jax", "gpu:0 stream 14 (Compute,Memset)")])
+def test_the_timeline_has_stream_lanes_an_axis_and_flows_on_selection(
+        browser, torch_server, jax_server, which, stream):
+    srv = torch_server if which == "torch" else jax_server
+    tab = Tab(browser, srv, size=(1280, 800))
+    tab.open("timeline")
+    lanes = _tl(tab, "tl.data.lanes.map((l) => l.name)")
+    assert stream in lanes
+    ticks = _tl(tab, "tl.ticks.map((t) => t.label)")
+    assert len(ticks) >= 4 and any(t.endswith("ms") for t in ticks)
+    # zoom in, click a kernel on the stream's lane: the details pane names it, the flow
+    # comes from its launch on a host thread
+    for _ in range(4):
+        tab.page.click("#tl-in")
+    tab.page.wait_for_function("() => { const d = window.tfprofApp.timeline.data;"
+                               " return (d.t1 - d.t0) * 10 < d.end - d.start; }")
+    at = _tl(tab, "tl.locate(arg, 3)", stream)
+    tab.page.mouse.click(at["x"], at["y"])
+    tab.page.wait_for_selector("#tl-details .dname")
+    flows = _tl(tab, "tl.flowsDrawn")
+    assert len(flows) == 1
+    assert flows[0]["to"]["lane"] == stream
+    assert flows[0]["from"]["lane"] != stream
+    assert tab.page.inner_text("#tl-details .dname") == flows[0]["to"]["name"]
+    tab.close()
+
+
+def test_a_dragged_range_lists_what_it_holds(torch_tab):
+    torch_tab.open("timeline")
+    box = torch_tab.page.locator("#timeline canvas.tl-canvas").bounding_box()
+    y = box["y"] + 40
+    x0, x1 = box["x"] + box["width"] * 0.4, box["x"] + box["width"] * 0.6
+    torch_tab.page.mouse.move(x0, y)
+    torch_tab.page.mouse.down()
+    torch_tab.page.mouse.move(x1, y, steps=5)
+    torch_tab.page.mouse.up()
+    torch_tab.page.wait_for_selector("#tl-range tr.agg")
+    rows = torch_tab.page.eval_on_selector_all(
+        "#tl-range tr.agg", "e => e.map(r => [...r.children].map(c => c.textContent))")
+    assert len(rows) > 5
+    names = [r[0] for r in rows]
+    assert any("aten::" in n for n in names) and any("cuda" in n.lower() for n in names)
+
+
+def _segments(tab):
+    return tab.page.eval_on_selector_all(
+        "#steps-charts rect.seg", "e => e.map(r => [r.dataset.profile, r.dataset.step,"
+        " r.dataset.device, r.dataset.part, +r.dataset.us])")
+
+
+def _expected_segments(name, doc):
+    out = []
+    steps = [(str(s["step"]), s) for s in doc["steps"]] + [("avg", doc["average"])]
+    for label, s in steps:
+        for device, d in s["devices"].items():
+            out += [[name, label, device, p, d[p]] for p in doc["device_parts"] if d[p]]
+        out += [[name, label, "host", p, s["host"][p]] for p in doc["host_parts"]
+                if s["host"][p]]
+    return sorted(out)
+
+
+@pytest.mark.parametrize("which", ["torch", "jax"])
+def test_the_steps_page_draws_the_steps_document(browser, torch_server, jax_server, which):
+    srv, argv = (torch_server, TORCH) if which == "torch" else (jax_server, JAX)
+    tab = Tab(browser, srv, "page=steps&line=steps")
+    doc = _steps(argv)
+    name = tab.page.evaluate("() => window.tfprofApp.state.current")
+    got = _segments(tab)
+    assert sorted(got) == _expected_segments(name, doc)
+    bars = {(step, device) for _, step, device, *_ in got if device != "host"}
+    assert len(bars) == (len(doc["steps"]) + 1) * len(doc["devices"])  # one per step and device
+    # a compute segment lists the step's compute kernels, with the ops that launched them
+    step = doc["steps"][0]["step"]
+    tab.page.click("#steps-charts rect.seg[data-part=compute][data-step='%d']" % step)
+    tab.page.wait_for_selector("#steps-segment tr.seg-row")
+    listed = tab.page.eval_on_selector_all("#steps-segment tr.seg-row td:first-child",
+                                           "e => e.map(c => c.title)")
+    kernels = json.loads(run_cli(argv + ["kernels", "-step", str(step), "-output", "json"]).out)
+    compute = {k["name"] for k in kernels["kernels"] if k["kind"] == "compute"}
+    assert set(listed) == compute
+    ops = tab.page.eval_on_selector_all("#steps-segment tr.seg-op td:first-child",
+                                        "e => e.map(c => c.title)")
+    assert ops and "(no launching op recorded)" not in ops
+    tab.close()
+
+
+def test_ranks_steps_side_by_side(browser):
+    argv = ["--profile_path=" + os.path.relpath(sample("torch_ranks"))]
+    srv = ui_server(argv)
+    try:
+        tab = Tab(browser, srv, "page=steps&line=steps+-profiles+all")
+        doc = _steps(argv, "-profiles all")
+        assert sorted(_segments(tab)) == sorted(
+            seg for name, d in doc["profiles"].items() for seg in _expected_segments(name, d))
+        panels = tab.page.eval_on_selector_all(".steps-panel h3", "e => e.map(x => x.textContent)")
+        assert panels == list(doc["profiles"])
+        tab.close()
+    finally:
+        srv.stop()
+
+
+@pytest.mark.parametrize("which", ["torch", "jax"])
+def test_the_kernels_page_lists_what_kernels_lists(browser, torch_server, jax_server, which):
+    srv, argv = (torch_server, TORCH) if which == "torch" else (jax_server, JAX)
+    tab = Tab(browser, srv, "page=kernels&line=kernels")
+    doc = json.loads(run_cli(argv + ["kernels", "-output", "json"]).out)
+    rows = tab.page.eval_on_selector_all(
+        "#k-table tr.k-row", "e => e.map(r => [r.querySelector('.k-name').title,"
+        " ...[...r.children].slice(1).map(c => c.textContent)])")
+    assert [r[0] for r in rows] == [k["name"] for k in doc["kernels"]]
+    for r, k in zip(rows, doc["kernels"]):
+        assert r[1:4] == [k["kind"], str(k["count"]), _time(k["total"])]
+    # sorted by count, ascending on the second click; the order goes to the URL
+    tab.page.click("#k-table th[data-col=count]")
+    counts = tab.page.eval_on_selector_all("#k-table tr.k-row td:nth-child(3)",
+                                           "e => e.map(c => +c.textContent)")
+    assert counts == sorted(counts, reverse=True) and "sort=count" in tab.page.url
+    # search, then a kernel's launch configuration and launching ops
+    top = doc["kernels"][0]["name"]
+    tab.page.fill("#k-search", top[:25])
+    shown = tab.page.eval_on_selector_all("#k-table tr.k-row .k-name", "e => e.map(c => c.title)")
+    assert top in shown and all(top[:25].lower() in n.lower() for n in shown)
+    tab.page.click("#k-table tr.k-row >> nth=0")
+    tab.page.wait_for_selector("#k-details table.config")
+    config = tab.page.inner_text("#k-details table.config")
+    assert "grid" in config and "block" in config and "registers" in config
+    tab.page.wait_for_selector("#k-details tr.k-op")
+    tab.close()
+
+
+def test_ranks_with_equal_times_name_no_slowest(browser):
+    # the two sample ranks are copies of one trace: every step is a tie
+    argv = ["--profile_path=" + os.path.relpath(sample("torch_ranks"))]
+    srv = ui_server(argv)
+    try:
+        tab = Tab(browser, srv)
+        tab.open("ranks")
+        cells = tab.page.eval_on_selector_all(
+            "#rk-heatmap rect.cell", "e => e.map(c => [c.dataset.rank, +c.dataset.step,"
+            " +c.dataset.us, c.classList.contains('tie'), c.classList.contains('slowest')])")
+        doc = _steps(argv, "-profiles all")
+        assert sorted(c[:3] for c in cells) == sorted(
+            [n, s["step"], s["wall"]] for n, d in doc["profiles"].items() for s in d["steps"])
+        assert all(c[3] and not c[4] for c in cells)
+        legend = tab.page.evaluate("() => document.querySelector('#rk-heatmap svg').textContent")
+        assert "ms" in legend and "slowest" in legend
+        assert tab.page.eval_on_selector_all("#rk-table .slowest", "e => e.length") == 0
+        slowest = tab.page.eval_on_selector_all(
+            "#rk-table .tt-row:not([hidden]) .tt-c:last-child", "e => e.map(c => c.textContent)")
+        assert slowest and not any(slowest)
+        tab.close()
+    finally:
+        srv.stop()
