@@ -123,7 +123,7 @@ def test_a_range_is_the_traces_slices_overlapping_it(torch_cnn):
     import gzip
     path = next(p for p in __import__("glob").glob(sample("torch_cnn", "*.gz")))
     events = [e for e in json.load(gzip.open(path))["traceEvents"] if e.get("ph") == "X"]
-    ns = [(round(float(e["ts"]) * 1000), round(float(e["dur"]) * 1000), e["name"]) for e in events]
+    ns = [(int(e["ts"] * 1000 + 0.5), int(e["dur"] * 1000 + 0.5), e["name"]) for e in events]
     origin = min(t for t, _, _ in ns)
     whole = _timeline(torch_cnn)
     t0, t1 = whole["end"] * 45 // 100, whole["end"] * 46 // 100

@@ -156,31 +156,55 @@ def add_chrome_file(b: LanesBuilder, path: str, file_index: int, files: int) -> 
     events = _events(path)
     names = _Names(events)
     suffix = " (file %d)" % (file_index + 1) if files > 1 else ""
-    lanes: dict[tuple[Any, Any], int] = {}
+    lanes: dict[tuple[Any, Any, bool], int] = {}
     launches: dict[Any, int] = {}
     device_work: dict[Any, int] = {}
     device_cats = frozenset(DEVICE_CATS) | frozenset(_DEVICE_EXTRA)
     runtime_cats = frozenset(RUNTIME_CATS) | {"mtia_runtime", "xpu_runtime"}
+    # the builder's columns, appended to directly: this loop sees every event
+    starts, durs, name_ids, cat_ids, lanes_of = b.starts, b.durs, b.names, b.cats, b.lanes_of
+    ids, intern = b.string_ids, b.intern
+    shown_args = b.out.args
     for ev in events:
         if ev.ph != "X":
             continue
-        start, dur = _ns(ev.ts), _ns(ev.dur)
-        if start is None:
-            continue
-        cat = ev.cat if isinstance(ev.cat, str) else ""
-        args = ev.args
+        try:
+            start = int(ev.ts * 1000 + 0.5)
+            dur = int(ev.dur * 1000 + 0.5)
+        except TypeError:  # a time given as a string (or missing): convert it carefully
+            start, dur = _ns(ev.ts), _ns(ev.dur) or 0
+            if start is None:
+                continue
+        cat = ev.cat
+        if cat.__class__ is not str:
+            cat = ""
         key = (ev.pid, ev.tid, cat == "gpu_user_annotation")
         lane = lanes.get(key)
         if lane is None:
             lane = lanes[key] = _lane_of(b, names, ev, cat in device_cats, file_index, suffix,
                                          key[2])
-        event = b.add(lane, start, dur or 0, str(ev.name), cat)
+        name = ev.name
+        if name.__class__ is not str:
+            name = str(name)
+        name_id = ids.get(name)
+        if name_id is None:
+            name_id = intern(name)
+        cat_id = ids.get(cat)
+        if cat_id is None:
+            cat_id = intern(cat)
+        event = len(starts)
+        starts.append(start)
+        durs.append(dur if dur > 0 else 0)
+        name_ids.append(name_id)
+        cat_ids.append(cat_id)
+        lanes_of.append(lane)
+        args = ev.args
         if args is None:
             continue
         if cat in device_cats:
             shown = _shown(args)
             if shown:
-                b.out.args[event] = shown
+                shown_args[event] = shown
             if args.correlation is not None and cat != "gpu_user_annotation":
                 device_work[args.correlation] = event
         elif cat in runtime_cats and args.correlation is not None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator
 
 #: Lane kinds.
 HOST = "host"
@@ -27,7 +27,8 @@ DEVICE = "device"
 class Lane:
     """One thread or stream: its name as the trace gives it, its group (process or
     device), kind (HOST or DEVICE), and ``rows``: its slices by depth, as event ids
-    in start order (filled by LanesBuilder.finish)."""
+    in start order, with their starts and ends (filled by LanesBuilder.finish). The
+    slices of a row never overlap, so its ends are in order too."""
 
     name: str
     group: str
@@ -35,6 +36,7 @@ class Lane:
     order: tuple = ()
     rows: list[array] = field(default_factory=list)
     starts: list[array] = field(default_factory=list)
+    ends: list[array] = field(default_factory=list)
 
     @property
     def depth(self) -> int:
@@ -63,8 +65,6 @@ class TraceLanes:
         self.flows: dict[int, int] = {}
         #: Arguments worth showing, for the events that have them.
         self.args: dict[int, dict[str, Any]] = {}
-        #: Longest slice per (lane, depth), to find the slices overlapping a window.
-        self.longest: list[list[int]] = []
         #: The earliest start and the latest end (ns).
         self.begin = 0
         self.end = 0
@@ -81,25 +81,15 @@ class TraceLanes:
 
     def window(self, lane: int, depth: int, lo: int, hi: int) -> tuple[int, int]:
         """The [first, last) positions in row ``depth`` of ``lane`` of the slices that
-        overlap [lo, hi] ns."""
-        starts = self.lanes[lane].starts[depth]
-        first = bisect_left(starts, lo - self.longest[lane][depth])
-        last = bisect_right(starts, hi)
-        row = self.lanes[lane].rows[depth]
-        start, dur = self.start, self.dur
-        while first < last and start[row[first]] + dur[row[first]] < lo:
-            first += 1
-        return first, last
+        overlap [lo, hi] ns (end at or after lo, start at or before hi)."""
+        found = self.lanes[lane]
+        return bisect_left(found.ends[depth], lo), bisect_right(found.starts[depth], hi)
 
     def overlapping(self, lane: int, lo: int, hi: int) -> Iterator[int]:
         """Event ids of ``lane`` overlapping [lo, hi] ns, row by row."""
         for depth, row in enumerate(self.lanes[lane].rows):
             first, last = self.window(lane, depth, lo, hi)
-            start, dur = self.start, self.dur
-            for k in range(first, last):
-                e = row[k]
-                if start[e] + dur[e] >= lo:
-                    yield e
+            yield from row[first:last]
 
     def enclosing(self, event: int) -> list[int]:
         """The slices of the event's lane that enclose it, outermost first."""
@@ -117,18 +107,28 @@ class TraceLanes:
 
 
 class LanesBuilder:
-    """Collects slices lane by lane, then lays them out in rows (:meth:`finish`)."""
+    """Collects slices lane by lane, then lays them out in rows (:meth:`finish`).
+
+    Slices go in one at a time (:meth:`add`) or, in a reader's loop, appended to
+    the column lists :attr:`starts`, :attr:`durs`, :attr:`names`, :attr:`cats` and
+    :attr:`lanes_of` (names and categories interned with :meth:`intern`).
+    """
 
     def __init__(self, origin: str) -> None:
         self.out = TraceLanes(origin)
         self._lanes: dict[Any, int] = {}
-        self._strings: dict[str, int] = {}
+        self.string_ids: dict[str, int] = {}
         self._groups: dict[str, tuple[str, str, tuple]] = {}
+        self.starts: list[int] = []
+        self.durs: list[int] = []
+        self.names: list[int] = []
+        self.cats: list[int] = []
+        self.lanes_of: list[int] = []
 
     def intern(self, text: str) -> int:
-        found = self._strings.get(text)
+        found = self.string_ids.get(text)
         if found is None:
-            found = self._strings[text] = len(self.out.strings)
+            found = self.string_ids[text] = len(self.out.strings)
             self.out.strings.append(text)
         return found
 
@@ -144,18 +144,14 @@ class LanesBuilder:
                 self._groups[group] = (group, kind, order[:-1])
         return found
 
-    def has_lane(self, key: Any) -> Optional[int]:
-        return self._lanes.get(key)
-
     def add(self, lane: int, start: int, dur: int, name: str, cat: str = "") -> int:
         """Add a slice [start, start + dur) ns; its event id."""
-        out = self.out
-        out.start.append(start)
-        out.dur.append(max(0, dur))
-        out.name.append(self.intern(name))
-        out.cat.append(self.intern(cat))
-        out.lane.append(lane)
-        return len(out.start) - 1
+        self.starts.append(start)
+        self.durs.append(dur if dur > 0 else 0)
+        self.names.append(self.intern(name))
+        self.cats.append(self.intern(cat))
+        self.lanes_of.append(lane)
+        return len(self.starts) - 1
 
     def flow(self, launch: int, device: int) -> None:
         """Join a launch to the device event it started."""
@@ -169,23 +165,27 @@ class LanesBuilder:
         out = self.out
         order = sorted(range(len(out.lanes)), key=lambda k: (out.lanes[k].order,
                                                               out.lanes[k].name))
-        renumber = array("l", [0] * len(order))
+        renumber = [0] * len(order)
         for new, old in enumerate(order):
             renumber[old] = new
         out.lanes = [out.lanes[k] for k in order]
-        out.lane = array("l", (renumber[k] for k in out.lane))
+        lanes_of = [renumber[k] for k in self.lanes_of]
         out.groups = [(g, kind) for g, kind, _ in sorted(self._groups.values(),
                                                          key=lambda g: (g[2], g[0]))]
+        start, dur = self.starts, self.durs
+        out.start, out.dur = array("q", start), array("q", dur)
+        out.name, out.cat, out.lane = array("l", self.names), array("l", self.cats), \
+            array("l", lanes_of)
         by_lane: list[list[int]] = [[] for _ in out.lanes]
-        for event, lane in enumerate(out.lane):
+        for event, lane in enumerate(lanes_of):
             by_lane[lane].append(event)
-        start, dur = out.start, out.dur
-        out.depth = array("l", [0] * len(start))
-        depth = out.depth
-        out.longest = []
+        base = min(start) if start else 0
+        # one integer per slice orders by start, then longest first (parents first)
+        keys = [((s - base) << 48) - d for s, d in zip(start, dur)]
+        depth = [0] * len(start)
         for lane, events in zip(out.lanes, by_lane):
-            events.sort(key=lambda e: (start[e], -dur[e]))
-            rows: list[array] = []
+            events.sort(key=keys.__getitem__)
+            rows: list[list[int]] = []
             ends: list[int] = []  # the end of the slice open at each depth
             for e in events:
                 t = start[e]
@@ -193,14 +193,15 @@ class LanesBuilder:
                     ends.pop()
                 d = len(ends)
                 if d == len(rows):
-                    rows.append(array("l"))
+                    rows.append([])
                 rows[d].append(e)
                 depth[e] = d
                 ends.append(t + dur[e])
-            lane.rows = rows
-            lane.starts = [array("q", (start[e] for e in row)) for row in rows]
-            out.longest.append([max((dur[e] for e in row), default=0) for row in rows])
-        if len(start):
-            out.begin = min(start)
-            out.end = max(s + d for s, d in zip(start, dur))
+            lane.rows = [array("l", row) for row in rows]
+            lane.starts = [array("q", [start[e] for e in row]) for row in rows]
+            lane.ends = [array("q", [start[e] + dur[e] for e in row]) for row in rows]
+        out.depth = array("l", depth)
+        if start:
+            out.begin = base
+            out.end = max(map(int.__add__, start, dur))
         return out
