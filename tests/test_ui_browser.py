@@ -72,12 +72,18 @@ def _shell_names(argv, line):
     return [m.group(1) for m in (re.match(r"\s*(.*?) \(", ln) for ln in body if ln.strip()) if m]
 
 
+#: Pages whose screenshot in docs/images is of these profiles (the GPU pages' are made by
+#: test_ui_browser_gpu.py on torch_cnn).
+SHOTS = ("views", "compare", "advise")
+
+
 def test_every_page_paints_offline(tab, shots):
     for name in PAGES:
         done = tab.open(name)
         assert done["ms"] < 10000
-        tab.page.wait_for_timeout(200)
-        tab.page.screenshot(path=os.path.join(shots, "%s.png" % name))
+        if name in SHOTS:
+            tab.page.wait_for_timeout(200)
+            tab.page.screenshot(path=os.path.join(shots, "%s.png" % name))
     assert tab.page.inner_text("#profile-info").startswith("4 profiles")
 
 
@@ -291,7 +297,7 @@ def test_a_bad_line_leaves_the_url_and_the_view(tab, page):
     assert tab.painted(page, good)["line"] == good
 
 
-def test_the_diff_flame_graph_gives_a_gone_frame_its_width_and_has_a_legend(tab):
+def test_the_diff_flame_graph_gives_a_gone_frame_its_width_and_has_a_legend(tab, shots):
     line = "scope -base before -max_depth 3"
     tab.goto("page=flame&line=" + line.replace(" ", "+"), "flame", line)
     doc = json.loads(run_cli(ARGV + line.split(" ") + ["-output", "json"]).out)
@@ -308,6 +314,7 @@ def test_the_diff_flame_graph_gives_a_gone_frame_its_width_and_has_a_legend(tab)
     assert abs(widths[0] / widths[1] - gone["base_total"]["micros"] / biggest) < 0.02
     legend = tab.page.inner_text("#flame-legend")
     assert "slower" in legend and "faster" in legend and "new" in legend and "gone" in legend
+    tab.page.screenshot(path=os.path.join(shots, "flame.png"))
 
 
 def test_back_and_forward_move_between_views(tab):

@@ -1,5 +1,9 @@
 """The web UI in Chromium on the GPU samples (PyTorch's torch_cnn, JAX's jax_gpt): the
-timeline, the Steps and Kernels pages, the Overview's step chart, and history."""
+timeline, the Steps and Kernels pages, the Overview's step chart, ranks.
+
+Screenshots go to a temporary folder; with TFPROF_UI_SCREENSHOTS=DIR they go to DIR
+(docs/images is made that way, see docs/web-ui.md).
+"""
 
 from __future__ import annotations
 
@@ -25,6 +29,19 @@ def browser():
     yield b
     b.close()
     manager.__exit__(None, None, None)
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory):
+    folder = os.environ.get("TFPROF_UI_SCREENSHOTS") or str(tmp_path_factory.mktemp("shots"))
+    os.makedirs(folder, exist_ok=True)
+    return folder
+
+
+def _shot(tab, shots, name):
+    tab.page.mouse.move(1, 1)  # no tooltip in the picture
+    tab.page.wait_for_timeout(150)
+    tab.page.screenshot(path=os.path.join(shots, name + ".png"))
 
 
 @pytest.fixture(scope="module")
@@ -62,8 +79,9 @@ def _time(us):
         else "%dus" % us
 
 
-def test_the_overviews_step_chart_is_the_steps_tables(torch_tab):
+def test_the_overviews_step_chart_is_the_steps_tables(torch_tab, shots):
     torch_tab.open("overview")
+    _shot(torch_tab, shots, "overview")
     doc = _steps(TORCH)
     titles = torch_tab.page.eval_on_selector_all("#ov-steps svg rect title",
                                                  "e => e.map(x => x.textContent)")
@@ -80,7 +98,7 @@ def _tl(tab, expression, arg=None):
 @pytest.mark.parametrize("which,stream", [("torch", "gpu:0 stream 7"),
                                           ("jax", "gpu:0 stream 14 (Compute,Memset)")])
 def test_the_timeline_has_stream_lanes_an_axis_and_flows_on_selection(
-        browser, torch_server, jax_server, which, stream):
+        browser, torch_server, jax_server, shots, which, stream):
     srv = torch_server if which == "torch" else jax_server
     tab = Tab(browser, srv, size=(1280, 800))
     tab.open("timeline")
@@ -92,8 +110,8 @@ def test_the_timeline_has_stream_lanes_an_axis_and_flows_on_selection(
     # comes from its launch on a host thread
     for _ in range(4):
         tab.page.click("#tl-in")
-    tab.page.wait_for_function("() => { const d = window.tfprofApp.timeline.data;"
-                               " return (d.t1 - d.t0) * 10 < d.end - d.start; }")
+    tab.page.wait_for_function("() => { const tl = window.tfprofApp.timeline, d = tl.data;"
+                               " return !tl.busy() && (d.t1 - d.t0) * 10 < d.end - d.start; }")
     at = _tl(tab, "tl.locate(arg, 3)", stream)
     tab.page.mouse.click(at["x"], at["y"])
     tab.page.wait_for_selector("#tl-details .dname")
@@ -102,10 +120,13 @@ def test_the_timeline_has_stream_lanes_an_axis_and_flows_on_selection(
     assert flows[0]["to"]["lane"] == stream
     assert flows[0]["from"]["lane"] != stream
     assert tab.page.inner_text("#tl-details .dname") == flows[0]["to"]["name"]
+    if which == "torch":
+        _shot(tab, shots, "timeline")
     tab.close()
 
 
-def test_a_dragged_range_lists_what_it_holds(torch_tab):
+def test_a_dragged_range_lists_what_it_holds(browser, torch_server, shots):
+    torch_tab = Tab(browser, torch_server, size=(1280, 980))
     torch_tab.open("timeline")
     box = torch_tab.page.locator("#timeline canvas.tl-canvas").bounding_box()
     y = box["y"] + 40
@@ -120,6 +141,8 @@ def test_a_dragged_range_lists_what_it_holds(torch_tab):
     assert len(rows) > 5
     names = [r[0] for r in rows]
     assert any("aten::" in n for n in names) and any("cuda" in n.lower() for n in names)
+    _shot(torch_tab, shots, "timeline-range")
+    torch_tab.close()
 
 
 def _segments(tab):
@@ -140,7 +163,8 @@ def _expected_segments(name, doc):
 
 
 @pytest.mark.parametrize("which", ["torch", "jax"])
-def test_the_steps_page_draws_the_steps_document(browser, torch_server, jax_server, which):
+def test_the_steps_page_draws_the_steps_document(browser, torch_server, jax_server, shots,
+                                                which):
     srv, argv = (torch_server, TORCH) if which == "torch" else (jax_server, JAX)
     tab = Tab(browser, srv, "page=steps&line=steps")
     doc = _steps(argv)
@@ -161,6 +185,8 @@ def test_the_steps_page_draws_the_steps_document(browser, torch_server, jax_serv
     ops = tab.page.eval_on_selector_all("#steps-segment tr.seg-op td:first-child",
                                         "e => e.map(c => c.title)")
     assert ops and "(no launching op recorded)" not in ops
+    if which == "torch":
+        _shot(tab, shots, "steps")
     tab.close()
 
 
@@ -180,7 +206,8 @@ def test_ranks_steps_side_by_side(browser):
 
 
 @pytest.mark.parametrize("which", ["torch", "jax"])
-def test_the_kernels_page_lists_what_kernels_lists(browser, torch_server, jax_server, which):
+def test_the_kernels_page_lists_what_kernels_lists(browser, torch_server, jax_server, shots,
+                                                  which):
     srv, argv = (torch_server, TORCH) if which == "torch" else (jax_server, JAX)
     tab = Tab(browser, srv, "page=kernels&line=kernels")
     doc = json.loads(run_cli(argv + ["kernels", "-output", "json"]).out)
@@ -205,10 +232,13 @@ def test_the_kernels_page_lists_what_kernels_lists(browser, torch_server, jax_se
     config = tab.page.inner_text("#k-details table.config")
     assert "grid" in config and "block" in config and "registers" in config
     tab.page.wait_for_selector("#k-details tr.k-op")
+    if which == "torch":
+        tab.page.fill("#k-search", "")
+        _shot(tab, shots, "kernels")
     tab.close()
 
 
-def test_ranks_with_equal_times_name_no_slowest(browser):
+def test_ranks_with_equal_times_name_no_slowest(browser, shots):
     # the two sample ranks are copies of one trace: every step is a tie
     argv = ["--profile_path=" + os.path.relpath(sample("torch_ranks"))]
     srv = ui_server(argv)
@@ -228,6 +258,19 @@ def test_ranks_with_equal_times_name_no_slowest(browser):
         slowest = tab.page.eval_on_selector_all(
             "#rk-table .tt-row:not([hidden]) .tt-c:last-child", "e => e.map(c => c.textContent)")
         assert slowest and not any(slowest)
+        _shot(tab, shots, "ranks")
         tab.close()
     finally:
         srv.stop()
+
+
+def test_pytorch_profiles_speak_pytorchs_names(torch_tab):
+    torch_tab.goto("page=views&line=scope+-max_depth+100", "views")
+    rows = torch_tab.rows()
+    assert rows[0][0] == "total"
+    torch_tab.page.click("#views-expand")
+    row = torch_tab.page.locator("#views-table .tt-row:not([hidden])", has_text="aten::").first
+    row.click()
+    torch_tab.page.wait_for_selector("#details .dname")
+    details = torch_tab.page.inner_text("#details")
+    assert "/job:" not in details and ("cpu:0" in details or "gpu:0" in details)

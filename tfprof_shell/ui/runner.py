@@ -49,6 +49,20 @@ def changed_tokens(opts: Options, base: Options = DEFAULTS) -> list[str]:
     return out
 
 
+def vocabulary(model: Any) -> str:
+    """Whose names the page shows for the root and devices: "engine" (TensorFlow 1's
+    ``_TFProfRoot``, ``/job:localhost/.../device:GPU:0``) on TensorFlow 1 profiles and
+    timelines, "framework" (a total, ``gpu:0``) on PyTorch traces and XSpace files."""
+    kind = model.source.kind
+    if kind == "xplane":
+        return "framework"
+    if kind == "chrome_trace":  # a PyTorch trace, or a TF1 timeline (TensorFlow op types)
+        for node in model.nodes.values():
+            if node.op.startswith("aten::"):
+                return "framework"
+    return "engine"
+
+
 class LineRunner:
     """The session seen through shell lines, for the web server (thread-safe)."""
 
@@ -231,6 +245,7 @@ class LineRunner:
             model = views.model
             out.append({"name": name, "current": name == self.session.current,
                         "kind": model.source.kind, "paths": list(model.source.paths),
+                        "vocabulary": vocabulary(model),
                         "steps": list(model.steps), "nodes": len(model.nodes),
                         "micros": total_micros(model)})
         return out

@@ -22,7 +22,7 @@ from .. import commands
 from ..combine.result import MultiResult
 from ..errors import UsageError
 from ..load.lanes import has_lanes, read_lanes
-from ..model.lanes import DEVICE, HOST, LanesBuilder, TraceLanes
+from ..model.lanes import HOST, LanesBuilder, TraceLanes
 from ..render.chrome_trace import Flow, ProcessName, Region, Trace, merge_traces
 from ..render.timeline import graph_trace, tree_trace
 from .columns import Strings
@@ -325,5 +325,5 @@ def timeline_range(runner: "LineRunner", line: str, t0: float, t1: float,
             "rows": rows, "lanes": len(chosen)}
 
 
-__all__ = ["DEVICE", "HOST", "MAX_BLOCKS", "STEP_LIMIT", "prepare", "timeline_event",
-           "timeline_range", "timeline_window", "trace_json", "trace_to_lanes", "view_trace"]
+__all__ = ["MAX_BLOCKS", "STEP_LIMIT", "prepare", "timeline_event", "timeline_range",
+           "timeline_window", "trace_json", "trace_to_lanes", "view_trace"]

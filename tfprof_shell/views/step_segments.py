@@ -13,9 +13,9 @@ count and the time inside the part (ns), largest first.
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import Any, Optional, Sequence
+from typing import Any, Sequence
 
-from ..model.intervals import HAS_LAUNCH, DeviceEvent, HostEvent, Intervals
+from ..model.intervals import HAS_LAUNCH, HostEvent, Intervals
 from .interval_math import Span, length, union
 from .steps import HOST_PARTS, device_segments
 
@@ -103,10 +103,3 @@ def _host_part(iv: Intervals, step: int, lo: int, hi: int, part: str) -> dict[st
                     items.append((str(h.name), h.kind, t))
     return {"step": step, "device": "", "part": part, "time": sum(t for *_, t in items), "pieces": 0,
             "device_events": [], "host_events": _grouped(items)}
-
-
-def device_events_of(iv: Intervals, step: int, device: str,
-                     names: Optional[set[str]] = None) -> list[DeviceEvent]:
-    """The step's device events on ``device`` (named in ``names`` if given)."""
-    return [e for e in iv.devices if e.step == step and e.device == device
-            and (names is None or e.name in names)]

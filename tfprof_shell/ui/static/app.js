@@ -65,7 +65,10 @@ export async function runView(line, text = false) {
   const answer = await run(line, text);
   const notes = answer.notes.length ? " — " + answer.notes.join("; ") : "";
   status(`${line}: ${answer.rows} rows${notes}`, "note");
-  return {tree: new ViewTree(answer), answer};
+  const tree = new ViewTree(answer);
+  const cur = app.state && app.state.profiles.find((p) => p.current);
+  if (cur && cur.vocabulary === "framework") tree.rootLabel = "total";
+  return {tree, answer};
 }
 
 /** Run a steps or kernels line for its JSON document. */

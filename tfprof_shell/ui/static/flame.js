@@ -228,7 +228,8 @@ export class FlameGraph {
       g.fillRect(x0, y, Math.max(0.5, x1 - x0 - 1), H - 1);
       if (x1 - x0 > 24) {
         g.fillStyle = this.tree.status(i) ? "#fff" : "#111";
-        g.fillText(middle(leafName(this.tree.name(i)), Math.floor((x1 - x0 - 6) / 6.5)), x0 + 3, y + H / 2);
+        const name = this.tree.shown ? this.tree.shown(i) : this.tree.name(i);
+        g.fillText(middle(leafName(name), Math.floor((x1 - x0 - 6) / 6.5)), x0 + 3, y + H / 2);
       }
     }
   }
@@ -262,7 +263,7 @@ export class FlameGraph {
     }
     const tree = this.tree;
     const v = tree.total(this.attr, i);
-    let text = `${tree.name(i)}\n${this.attr}: ${this.fmt(v)} (${percent(v, tree.total(this.attr, 0))})`;
+    let text = `${tree.shown ? tree.shown(i) : tree.name(i)}\n${this.attr}: ${this.fmt(v)} (${percent(v, tree.total(this.attr, 0))})`;
     if (tree.kind === "diff") {
       text += `\nbase: ${this.fmt(tree.base(this.attr, i))}, delta ${signed(tree.delta(this.attr, i), this.fmt)}`;
     }

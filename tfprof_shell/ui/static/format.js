@@ -111,3 +111,9 @@ export function kernelShort(name) {
   const parts = s.split("::");
   return parts[parts.length - 1].trim() || name;
 }
+
+/** A device as the frameworks name it: `gpu:0` for `/job:localhost/.../device:GPU:0`. */
+export function shortDevice(name) {
+  const m = /(?:device:)?(gpu|cpu|tpu|xpu|mtia):(\d+)/i.exec(name || "");
+  return m ? `${m[1].toLowerCase()}:${m[2]}` : name;
+}

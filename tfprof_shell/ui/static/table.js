@@ -325,7 +325,7 @@ export class TreeTable {
     row.classList.toggle("match", this.matchSet.has(i));
     const kids = tree.children[i].length;
     const toggle = el("span", {class: "tt-toggle"}, kids ? (this.open[i] ? "\u25be" : "\u25b8") : "");
-    const full = tree.name(i);
+    const full = tree.shown(i);
     const room = Math.max(12, Math.floor((this.nameWidth() - 40 - 14 * tree.depth[i]) / 7));
     const shown = this.query ? full : middle(full, room);
     const name = el("span", {class: "tt-name", title: full}, highlighted(shown, this.query));

@@ -83,15 +83,24 @@ export class Timeline {
   }
 
   async fetch() {
+    this.timer = 0;
     const seq = (this.seq = (this.seq || 0) + 1);
+    this.inFlight = (this.inFlight || 0) + 1;
     let data;
     try {
       data = await this.request(this.line, this.t0, this.t1);
     } catch (e) {
       if (this.options.onError) this.options.onError(e.message);
       return;
+    } finally {
+      this.inFlight--;
     }
     if (seq === this.seq) this.accept(data);
+  }
+
+  /** Whether a window is still to come (asked for, or about to be). */
+  busy() {
+    return Boolean(this.timer) || this.inFlight > 0;
   }
 
   accept(data) {
@@ -510,6 +519,7 @@ export class Timeline {
     t0 = Math.max(d.start, Math.min(t0, d.end - span));
     this.t0 = t0;
     this.t1 = t0 + span;
+    this.seq = (this.seq || 0) + 1;  // a window asked for before this one is stale now
     this.draw();
     clearTimeout(this.timer);
     this.timer = setTimeout(() => this.fetch(), 100);
