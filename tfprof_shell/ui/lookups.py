@@ -13,10 +13,9 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 from ..errors import UsageError
-from ..load.lanes import has_lanes
 from ..model.lanes import DEVICE, TraceLanes
 from ..views.step_segments import segment_contents
-from .timeline import prepare
+from .timeline import trace_lanes
 
 if TYPE_CHECKING:
     from .runner import LineRunner
@@ -64,10 +63,9 @@ def _ops(lanes: TraceLanes, events: Iterable[int]) -> list[dict[str, Any]]:
             for op, _ in time.most_common(LIMIT)]
 
 
-def _lanes(runner: "LineRunner") -> Optional[TraceLanes]:
-    if not has_lanes(runner.session.model.source):
-        return None
-    return prepare(runner, "graph").lanes
+def _lanes(runner: "LineRunner", name: str = "") -> Optional[TraceLanes]:
+    kept = trace_lanes(runner, name or runner.session.current)
+    return kept.lanes if kept is not None else None
 
 
 def kernel_facts(runner: "LineRunner", name: str) -> dict[str, Any]:
@@ -109,8 +107,8 @@ def step_segment(runner: "LineRunner", profile: str, step: int, device: str,
         out["profile"] = name
         out["ops"] = []
         names = {r["name"] for r in out["device_events"]}
-        if names and name == session.current and not part.startswith("idle"):
-            lanes = _lanes(runner)
+        if names and not part.startswith("idle"):
+            lanes = _lanes(runner, name)
             if lanes is not None:
                 marks = {m.step: m for m in model.intervals().marks}
                 in_step = [e for e in _device_events(lanes, names)

@@ -145,36 +145,50 @@ def _view_flows(b: LanesBuilder, trace: Trace, regions: list[tuple[int, int, int
                 b.flow(a, z)
 
 
+def trace_lanes(runner: "LineRunner", name: str) -> Optional[Prepared]:
+    """The trace lanes of loaded profile ``name`` (None if its format has none), kept
+    for the next window."""
+    model = runner.session.profiles[name].model
+    if not has_lanes(model.source):
+        return None
+    key: tuple = ("lanes", name, id(model))
+    kept = runner.timelines.get(key)
+    if kept is None:
+        with runner.lock:
+            lanes = read_lanes(model.source)
+            marks = model.intervals().marks
+        assert lanes is not None
+        steps = sorted((m.step, m.start, m.end) for m in marks)
+        kept = Prepared(lanes, steps, lanes.origin, None)
+    _keep(runner, key, kept)
+    return kept
+
+
+def _keep(runner: "LineRunner", key: tuple, kept: Prepared) -> None:
+    runner.timelines[key] = kept
+    runner.timelines.move_to_end(key)
+    while len(runner.timelines) > 2:
+        runner.timelines.popitem(last=False)
+
+
 def prepare(runner: "LineRunner", line: str) -> Prepared:
     """The lanes for a line, kept for the next window (trace lanes per profile, a view's
     schedule per line and session state)."""
     request = runner.check(line)
     session = runner.session
-    model = session.model
-    if has_lanes(model.source):
-        key: tuple = ("lanes", session.current, id(model))
-        kept = runner.timelines.get(key)
-        if kept is None:
-            with runner.lock:
-                lanes = read_lanes(model.source)
-                marks = model.intervals().marks
-            assert lanes is not None
-            steps = sorted((m.step, m.start, m.end) for m in marks)
-            kept = Prepared(lanes, steps, lanes.origin, None)
-    else:
-        if request.command.kind != commands.VIEW:
-            line = "graph"
-        key = ("view", line, session.current, session.options)
-        kept = runner.timelines.get(key)
-        if kept is None:
-            trace, _ = view_trace(runner, line)
-            lanes, steps = trace_to_lanes(trace)
-            kept = Prepared(lanes, steps, "the %s view's trace" % runner.view_result(line).view,
-                            line)
-    runner.timelines[key] = kept
-    runner.timelines.move_to_end(key)
-    while len(runner.timelines) > 2:
-        runner.timelines.popitem(last=False)
+    traced = trace_lanes(runner, session.current)
+    if traced is not None:
+        return traced
+    if request.command.kind != commands.VIEW:
+        line = "graph"
+    key = ("view", line, session.current, session.options)
+    kept = runner.timelines.get(key)
+    if kept is None:
+        trace, _ = view_trace(runner, line)
+        lanes, steps = trace_to_lanes(trace)
+        kept = Prepared(lanes, steps, "the %s view's trace" % runner.view_result(line).view,
+                        line)
+    _keep(runner, key, kept)
     return kept
 
 
@@ -326,4 +340,4 @@ def timeline_range(runner: "LineRunner", line: str, t0: float, t1: float,
 
 
 __all__ = ["MAX_BLOCKS", "STEP_LIMIT", "prepare", "timeline_event", "timeline_range",
-           "timeline_window", "trace_json", "trace_to_lanes", "view_trace"]
+           "timeline_window", "trace_json", "trace_lanes", "trace_to_lanes", "view_trace"]
