@@ -111,7 +111,7 @@ export const KERNELS = {
       fill(section, el("div", {class: "toolbar"},
         el("input", {id: "k-search", placeholder: "search kernel names", "aria-label": "search kernel names",
           oninput: () => render(app)}), el("span", {id: "k-found"})),
-      el("div", {class: "split"}, el("div", {id: "k-table", class: "k-host"}), el("aside", {id: "k-details", class: "details"})));
+      el("div", {class: "split"}, el("div", {id: "k-table", class: "k-host"}), el("aside", {id: "k-details", class: "details k-details"})));
     }
     app.kernelsDoc = doc;
     if (doc.error) app.status("kernels: " + doc.error, "note");

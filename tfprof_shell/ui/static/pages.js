@@ -214,7 +214,7 @@ export function heatmap(ranks) {
   const all = names.flatMap((n) => steps.map((s) => wall(n, s))).filter((v) => v !== null);
   const lo = Math.min(...all), hi = Math.max(...all);
   const cell = 26, left = 150, top = 18;
-  const w = left + steps.length * cell + 130, h = top + names.length * cell + 24;
+  const w = left + steps.length * cell + 130, h = top + Math.max(names.length * cell, 70) + 6;
   const chart = svg("svg", {width: Math.min(w, 4000), height: h, class: "heatmap"});
   const colour = (v) => {
     const k = hi > lo ? (v - lo) / (hi - lo) : 0;
@@ -241,8 +241,8 @@ export function heatmap(ranks) {
   }
   chart.append(svg("text", {x: sx + 18, y: top + 6, text: time(hi)}));
   chart.append(svg("text", {x: sx + 18, y: top + 64, text: time(lo)}));
-  chart.append(svg("text", {x: 0, y: h - 6, text: "step wall time per rank (the `steps` table); outlined: the slowest rank of a step (dashed: a tie)"}));
-  return chart;
+  return el("div", {class: "heatmap-box"}, chart, el("p", {class: "note",
+    text: "step wall time per rank (the `steps` table); outlined: the slowest rank of a step (dashed: a tie)"}));
 }
 
 export const RANKS = {

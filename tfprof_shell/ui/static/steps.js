@@ -18,7 +18,7 @@ export const PART_COLOURS = {
 };
 const HOST_COLOURS = {
   sync: "#d37295", communication: "#fabfd2", input: "#76b7b2", launch: "#9c755f",
-  ops: "#86bcb6", rest: "#e2e4e6",
+  ops: "#8cd17d", rest: "#e2e4e6",
 };
 const LABELS = {
   communication_exposed: "communication (outside compute)", memory_exposed: "memory (outside compute and communication)",

@@ -326,7 +326,7 @@ export class TreeTable {
     const kids = tree.children[i].length;
     const toggle = el("span", {class: "tt-toggle"}, kids ? (this.open[i] ? "\u25be" : "\u25b8") : "");
     const full = tree.shown(i);
-    const room = Math.max(12, Math.floor((this.nameWidth() - 40 - 14 * tree.depth[i]) / 7));
+    const room = Math.max(12, Math.floor((this.nameWidth() - 44 - 14 * tree.depth[i]) / 7.8));
     const shown = this.query ? full : middle(full, room);
     const name = el("span", {class: "tt-name", title: full}, highlighted(shown, this.query));
     const menu = el("span", {class: "tt-menu", title: "focus, hide, trim, account…"}, "\u22ef");
