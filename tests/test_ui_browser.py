@@ -370,6 +370,8 @@ def test_the_table_order_and_the_threshold_are_in_the_url(tab):
     tab.page.fill("#cmp-threshold", "100")
     tab.page.dispatch_event("#cmp-threshold", "change")
     assert "threshold=100" in tab.page.url
+    tab.page.evaluate("""() => { window.tfprofApp.tables['cmp-table'].expandAll();
+        return new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))); }""")
     shown = tab.rows("#cmp-table")
     doc = json.loads(run_cli(ARGV + line.split(" ") + ["-output", "json"]).out)
 
@@ -383,6 +385,8 @@ def test_the_table_order_and_the_threshold_are_in_the_url(tab):
     tab.page.reload()
     tab.painted("compare", line)
     assert tab.page.input_value("#cmp-threshold") == "100"
+    tab.page.evaluate("""() => { window.tfprofApp.tables['cmp-table'].expandAll();
+        return new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))); }""")
     assert len(tab.rows("#cmp-table")) == len(shown)
     assert tab.page.eval_on_selector_all("#cmp-slower li, #cmp-faster li", "e => e.length") \
         == slower

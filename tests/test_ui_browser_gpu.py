@@ -125,8 +125,9 @@ def test_the_timeline_has_stream_lanes_an_axis_and_flows_on_selection(
     tab.close()
 
 
-def test_a_dragged_range_lists_what_it_holds(browser, torch_server, shots):
-    torch_tab = Tab(browser, torch_server, size=(1280, 980))
+@pytest.mark.parametrize("which", ["torch", "jax"])
+def test_a_dragged_range_lists_what_it_holds(browser, torch_server, jax_server, shots, which):
+    torch_tab = Tab(browser, torch_server if which == "torch" else jax_server, size=(1280, 980))
     torch_tab.open("timeline")
     box = torch_tab.page.locator("#timeline canvas.tl-canvas").bounding_box()
     y = box["y"] + 40
@@ -140,8 +141,17 @@ def test_a_dragged_range_lists_what_it_holds(browser, torch_server, shots):
         "#tl-range tr.agg", "e => e.map(r => [...r.children].map(c => c.textContent))")
     assert len(rows) > 5
     names = [r[0] for r in rows]
-    assert any("aten::" in n for n in names) and any("cuda" in n.lower() for n in names)
-    _shot(torch_tab, shots, "timeline-range")
+    t0, t1 = _tl(torch_tab, "[tl.range.t0, tl.range.t1]")
+    answer = torch_tab.page.evaluate(
+        "([t0, t1]) => fetch('/api/timeline/range', {method: 'POST', headers: {'Content-Type':"
+        " 'application/json'}, body: JSON.stringify({line: 'graph', t0: Math.round(t0),"
+        " t1: Math.round(t1)})}).then((r) => r.json())", [t0, t1])
+    assert names == [r["name"] for r in answer["rows"]]  # the server's aggregate, all of it
+    if which == "torch":
+        assert any("aten::" in n for n in names) and any("cuda" in n.lower() for n in names)
+        _shot(torch_tab, shots, "timeline-range")
+    else:
+        assert any("fusion" in n for n in names) and "PjitFunction(train_step)" in names
     torch_tab.close()
 
 
@@ -274,3 +284,25 @@ def test_pytorch_profiles_speak_pytorchs_names(torch_tab):
     torch_tab.page.wait_for_selector("#details .dname")
     details = torch_tab.page.inner_text("#details")
     assert "/job:" not in details and ("cpu:0" in details or "gpu:0" in details)
+
+
+@pytest.mark.parametrize("which", ["torch", "jax"])
+def test_a_bad_line_changes_nothing_and_back_returns(browser, torch_server, jax_server, which):
+    tab = Tab(browser, torch_server if which == "torch" else jax_server, "page=steps&line=steps")
+    tab.open("kernels")
+    tab.open("timeline")
+    url, line = tab.page.url, tab.page.evaluate("() => window.tfprofApp.line")
+    for bad in ("scope -max_depth abc", "steps -step 99", "kernels -device gpu:7"):
+        tab.forget()
+        tab.page.evaluate("() => { document.getElementById('status').className = ''; }")
+        tab.page.fill("#cmd", bad)
+        tab.page.press("#cmd", "Enter")
+        tab.page.wait_for_selector("#status.error")
+        tab.page.wait_for_timeout(100)
+        assert tab.page.url == url and tab.page.input_value("#cmd") == line
+        assert tab.page.is_visible("#page-timeline")
+    for page, line in (("kernels", "kernels"), ("steps", "steps")):
+        tab.forget()
+        tab.page.go_back()
+        assert tab.painted(page, line) and tab.page.is_visible("#page-" + page)
+    tab.close()
