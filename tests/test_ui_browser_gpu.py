@@ -306,3 +306,23 @@ def test_a_bad_line_changes_nothing_and_back_returns(browser, torch_server, jax_
         tab.page.go_back()
         assert tab.painted(page, line) and tab.page.is_visible("#page-" + page)
     tab.close()
+
+
+def test_the_ranks_page_shows_each_ranks_steps_side_by_side(browser):
+    argv = ["--profile_path=" + os.path.relpath(sample("torch_ranks"))]
+    srv = ui_server(argv)
+    try:
+        tab = Tab(browser, srv)
+        tab.open("ranks")
+        tab.page.click("#rk-heatmap details.rk-steps summary")
+        got = tab.page.eval_on_selector_all(
+            "#rk-heatmap rect.seg", "e => e.map(r => [r.dataset.profile, r.dataset.step,"
+            " r.dataset.device, r.dataset.part, +r.dataset.us])")
+        doc = _steps(argv, "-profiles all")
+        assert sorted(got) == sorted(
+            seg for name, d in doc["profiles"].items() for seg in _expected_segments(name, d))
+        tab.page.click("#rk-heatmap rect.seg[data-profile=rank1][data-part=compute] >> nth=0")
+        tab.page.wait_for_selector("#rk-segment tr.seg-op")
+        tab.close()
+    finally:
+        srv.stop()

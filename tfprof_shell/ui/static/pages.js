@@ -6,7 +6,7 @@ import {el, fill, svg} from "./dom.js";
 import {count, forUnit, signed, time} from "./format.js";
 import * as L from "./line.js";
 import {ViewTree} from "./model.js";
-import {PART_COLOURS, partLabel, stepsOf} from "./steps.js";
+import {PART_COLOURS, partLabel, profilePanel, stepsOf} from "./steps.js";
 import {keptRows, slowest} from "./table.js";
 import {table} from "./viewpages.js";
 
@@ -285,8 +285,12 @@ export const RANKS = {
     $("rk-note").textContent = names.length < 2
       ? "One profile is loaded: load ranks with tfprof ui --profile_path=RANK_FOLDER or --profile NAME=PATH." : "";
     const ranks = steps ? stepsOf(steps) : {};
+    const stepsLine = "steps -profiles " + (picked.length === names.length ? "all" : picked.join(","));
     fill($("rk-heatmap"), Object.keys(ranks).length ? [heatmap(ranks),
-      lineLink(app, "steps -profiles " + (picked.length === names.length ? "all" : picked.join(",")), "steps", "each rank's steps side by side")]
+      el("details", {class: "rk-steps"}, el("summary", {text: "each rank's steps breakdown, side by side"}),
+        el("div", {class: "steps-ranks"}, Object.entries(ranks).map(([n, d]) => profilePanel(app, n, d, false, "rk-segment"))),
+        el("div", {id: "rk-segment", class: "segment"}),
+        lineLink(app, stepsLine, "steps", "open: " + stepsLine))]
       : el("p", {class: "note", text: "no steps to compare"}));
     const t = table(app, "rk-table");
     t.setTree(view.tree, 2);

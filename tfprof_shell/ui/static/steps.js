@@ -79,14 +79,16 @@ function legend(parts, colours) {
     svg("svg", {width: 12, height: 12}, svg("rect", {width: 12, height: 12, fill: colour(colours, p)})), " ", partLabel(p))));
 }
 
-function profilePanel(app, name, doc, single) {
+/** One profile's charts: a stacked bar chart per device and the host's beside them; a
+ * click on a segment lists what it holds in `target` (an element id). */
+export function profilePanel(app, name, doc, single, target = "steps-segment") {
   const steps = doc.steps.map((s) => ({...s, label: String(s.step)}));
   if (doc.average && steps.length > 1) steps.push({...doc.average, step: null, label: "avg"});
   const parts = doc.device_parts || [];
   const hostParts = doc.host_parts || [];
   const devices = doc.devices || [];
   const max = Math.max(1, ...steps.flatMap((s) => [s.wall || 0, ...Object.values(s.devices || {}).map((d) => d.span || 0)]));
-  const pick = (device) => (s, part) => showSegment(app, name, s.step, device, part);
+  const pick = (device) => (s, part) => showSegment(app, target, name, s.step, device, part);
   const charts = devices.map((d) => stackChart({title: `${d}: each step's span`,
     steps, parts, values: (s) => (s.devices || {})[d], colours: PART_COLOURS,
     attrs: () => ({"data-profile": name, "data-device": d}), onPick: pick(d), max}));
@@ -102,8 +104,8 @@ function profilePanel(app, name, doc, single) {
     el("p", {class: "note", text: `${doc.origin}; records: ${doc.records.join(", ")}`}));
 }
 
-async function showSegment(app, profile, step, device, part) {
-  const node = $("steps-segment");
+async function showSegment(app, target, profile, step, device, part) {
+  const node = $(target);
   fill(node, el("p", {class: "note", text: "looking up…"}));
   let d;
   try {
