@@ -203,14 +203,6 @@ def test_controls_come_from_the_options_table_and_presets_from_the_builder(tiny)
         tiny.run(" ".join(["scope"] + tokens))
 
 
-def test_steps_are_each_steps_total(tiny):
-    data = tiny.get("/api/steps").get_json()
-    assert data["steps"] == [0, 1, 2]
-    for k, step in enumerate(data["steps"]):
-        doc = json.loads(_shell(tiny.argv, "scope -step %d -output json" % step))
-        assert data["profiles"][0]["micros"][k] == doc["root"]["total"]["micros"]
-
-
 def _blocks(data):
     """Every block of a timeline answer: (lane name, start, dur, count)."""
     return [(lane["name"], ts, dur, n) for lane in data["lanes"] for row in lane["blocks"]
@@ -320,7 +312,7 @@ def test_the_token_is_exchanged_for_a_strict_cookie(tiny):
 
 
 @pytest.mark.parametrize("path", ["/", "/static/app.js", "/api/state", "/api/controls",
-                                  "/api/steps", "/api/trace?line=scope"])
+                                  "/api/trace?line=scope"])
 def test_every_route_needs_the_cookie_and_an_allowed_host(tiny, path):
     anonymous = Client(tiny.app)
     assert anonymous.get(path, headers={"Host": HOST}).status_code == 403

@@ -33,8 +33,6 @@ if TYPE_CHECKING:
 #: Commands the browser may run (load/unload name files; quit and ui make no sense there).
 ALLOWED_KINDS = frozenset({commands.VIEW, "advise", "set", "help", "profiles", "use", "steps",
                            "kernels"})
-#: The per-step chart covers at most this many steps.
-STEP_LIMIT = 400
 _NONE = Output("none")
 _STDOUT = Output()
 
@@ -249,21 +247,3 @@ class LineRunner:
                         "steps": list(model.steps), "nodes": len(model.nodes),
                         "micros": total_micros(model)})
         return out
-
-    def step_totals(self, names: Optional[list[str]] = None) -> dict[str, Any]:
-        """Each profile's total execution time per recorded step (the first STEP_LIMIT)."""
-        with self.lock:
-            profiles = self.session.profiles
-            chosen = [n for n in (names or list(profiles)) if n in profiles]
-            steps = sorted({st for n in chosen for st in profiles[n].model.steps})
-            shown = steps[:STEP_LIMIT]
-            rows = []
-            for name in chosen:
-                model = profiles[name].model
-                have = set(model.steps)
-                rows.append({"name": name, "micros": [
-                    sum(node.stats(st)[S.EXEC] for node in model.nodes.values())
-                    if st in have else None for st in shown]})
-            notes = (["%d steps: the first %d are shown" % (len(steps), STEP_LIMIT)]
-                     if len(steps) > STEP_LIMIT else [])
-            return {"steps": shown, "profiles": rows, "notes": notes}

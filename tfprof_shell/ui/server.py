@@ -1,7 +1,7 @@
 """The web UI's HTTP server: a Werkzeug WSGI application and its thread.
 
 Routes: ``/`` (the page; ``?token=`` is exchanged for the cookie),
-``/static/NAME`` (package files), ``GET /api/state|controls|steps|trace``
+``/static/NAME`` (package files), ``GET /api/state|controls|trace``
 and ``POST /api/run|complete|details|timeline|timeline/event|timeline/range|kernel|
 steps/segment``. Every route needs the
 cookie and an allowed Host (guard.py); POSTs also need a same-origin
@@ -58,8 +58,6 @@ class UiApp:
         self._get: dict[str, Callable[[Request], Response]] = {
             "/api/state": lambda r: _json(r, self.runner.state()),
             "/api/controls": lambda r: _json(r, self.controls()),
-            "/api/steps": lambda r: _json(r, self.runner.step_totals(
-                [n for n in r.args.get("profiles", "").split(",") if n] or None)),
             "/api/trace": self._trace,
         }
         self._post: dict[str, Callable[[Request, dict], Response]] = {
