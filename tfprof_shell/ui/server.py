@@ -1,8 +1,9 @@
 """The web UI's HTTP server: a Werkzeug WSGI application and its thread.
 
 Routes: ``/`` (the page; ``?token=`` is exchanged for the cookie),
-``/static/NAME`` (package files), ``GET /api/state|controls|steps|trace``
-and ``POST /api/run|complete|details|timeline``. Every route needs the
+``/static/NAME`` (package files), ``GET /api/state|controls|trace``
+and ``POST /api/run|complete|details|timeline|timeline/event|timeline/range|kernel|
+steps/segment``. Every route needs the
 cookie and an allowed Host (guard.py); POSTs also need a same-origin
 Origin and a JSON body. A user mistake is a 400 with the shell's one-line
 message; anything else is a 500 with one line, and the server goes on.
@@ -26,8 +27,9 @@ from werkzeug.wrappers import Request, Response
 from ..errors import UserError
 from . import guard
 from .controls import controls_document
+from .lookups import kernel_facts, step_segment
 from .runner import LineRunner
-from .timeline import timeline_lanes, trace_json
+from .timeline import timeline_event, timeline_range, timeline_window, trace_json
 
 STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 _STATIC_NAME = re.compile(r"[a-z_]+\.(js|css|svg|png|html)\Z")
@@ -56,19 +58,27 @@ class UiApp:
         self._get: dict[str, Callable[[Request], Response]] = {
             "/api/state": lambda r: _json(r, self.runner.state()),
             "/api/controls": lambda r: _json(r, self.controls()),
-            "/api/steps": lambda r: _json(r, self.runner.step_totals(
-                [n for n in r.args.get("profiles", "").split(",") if n] or None)),
             "/api/trace": self._trace,
         }
         self._post: dict[str, Callable[[Request, dict], Response]] = {
-            "/api/run": lambda r, b: _json(r, self.runner.run(_str(b, "line"),
-                                                              bool(b.get("text")))),
+            "/api/run": lambda r, b: _json(r, self.runner.run(
+                _str(b, "line"), bool(b.get("text")), bool(b.get("document")),
+                bool(b.get("starts")))),
+            "/api/kernel": lambda r, b: _json(r, kernel_facts(self.runner, _str(b, "name"))),
+            "/api/steps/segment": lambda r, b: _json(r, step_segment(
+                self.runner, _str(b, "profile"), _int(b, "step"), _str(b, "device"),
+                _str(b, "part"))),
             "/api/complete": lambda r, b: _json(r, self.runner.complete(_str(b, "text"))),
             "/api/details": lambda r, b: _json(r, self.runner.details(_str(b, "line"),
                                                                       _int(b, "row"))),
-            "/api/timeline": lambda r, b: _json(r, timeline_lanes(
+            "/api/timeline": lambda r, b: _json(r, timeline_window(
                 self.runner, _str(b, "line"), _num(b, "t0", None), _num(b, "t1", None),
-                int(_num(b, "width", 1000)))),
+                int(_num(b, "width", 1000)), _strs(b, "collapsed"))),
+            "/api/timeline/event": lambda r, b: _json(r, timeline_event(
+                self.runner, _str(b, "line"), _int(b, "event"))),
+            "/api/timeline/range": lambda r, b: _json(r, timeline_range(
+                self.runner, _str(b, "line"), _num(b, "t0", 0), _num(b, "t1", 0),
+                _ints(b, "lanes"))),
         }
 
     def controls(self) -> dict[str, Any]:
@@ -158,6 +168,21 @@ def _int(body: dict, key: str) -> int:
     value = body.get(key)
     if not isinstance(value, int) or isinstance(value, bool):
         raise UserError("%s: expected an integer" % key)
+    return value
+
+
+def _strs(body: dict, key: str) -> list[str]:
+    value = body.get(key) or []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise UserError("%s: expected a list of strings" % key)
+    return value
+
+
+def _ints(body: dict, key: str) -> list[int]:
+    value = body.get(key) or []
+    if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool)
+                                              for v in value):
+        raise UserError("%s: expected a list of integers" % key)
     return value
 
 
