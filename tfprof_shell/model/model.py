@@ -6,6 +6,7 @@ from bisect import insort
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+from .collectives import RankCollectives
 from .intervals import IntervalSource, Intervals, intervals_from_nodes
 from .node import GraphNode
 
@@ -50,6 +51,8 @@ class Model:
         self._interval_source: Optional[Callable[[], Intervals]] = None
         self._intervals: Optional[Intervals] = None
         self._step_set: Optional[tuple[list[int], set[int]]] = None
+        self._collective_source: Optional[Callable[[], Optional[RankCollectives]]] = None
+        self._collectives: Optional[RankCollectives] = None
 
     def add_step(self, step: int) -> None:
         """Add ``step`` to :attr:`steps` (kept sorted) unless it is there: a set
@@ -120,3 +123,17 @@ class Model:
             self._intervals = source() if source is not None else intervals_from_nodes(
                 self.nodes.values())
         return self._intervals
+
+    def set_collective_source(self, source: Callable[[], Optional[RankCollectives]]) -> None:
+        """Where :meth:`collectives` comes from (a loader's reader, called once when asked)."""
+        self._collective_source = source
+        self._collectives = None
+
+    def collectives(self) -> Optional[RankCollectives]:
+        """The profile's collective calls (None: its format or trace records none), read
+        on first use."""
+        source = self._collective_source
+        if source is not None:
+            self._collective_source = None
+            self._collectives = source()
+        return self._collectives
