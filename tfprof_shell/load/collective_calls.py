@@ -12,8 +12,9 @@ What each trace generation writes:
   group's worker threads, whose ends say when each call finished. No group,
   no sequence number; the header's ``distributedInfo`` lists the groups.
 
-Regions are the top-level annotations and ops of the threads that call
-collectives and of the thread with the step markers (the cause of a late
+Regions are the top-level annotations, ops and runtime calls (a stream
+synchronization outside any op) of the threads that call collectives and of
+the thread with the step markers (the cause of a late
 arrival is found among them). Built from the events the loader keeps for the
 step breakdown (:class:`.torch_intervals.KeptEvents`), when first asked.
 """
@@ -23,6 +24,7 @@ from __future__ import annotations
 import ast
 import re
 from bisect import bisect_right
+from itertools import chain
 from typing import Any, Optional, Sequence
 
 from ..model.collectives import (FROM_C10D, FROM_PARAM_COMMS, CollectiveCall,
@@ -38,7 +40,8 @@ _STEP = re.compile(r"ProfilerStep#(\d+)")
 _NOT_COLLECTIVES = frozenset(("wait", "init", ""))
 #: Backend work events are looked for this many places ahead of the call's order.
 _LOOKAHEAD = 4
-_REGION_CATS = ("cpu_op", "operator", "user_annotation")
+_OP_CATS = ("cpu_op", "operator", "user_annotation")
+_REGION_CATS = _OP_CATS + ("cuda_runtime", "cuda_driver", "Runtime", "Driver")
 
 
 class TorchCollectives:
@@ -107,10 +110,10 @@ class _FileCalls:
                 continue
             first = name[:1]
             if first == "r" and name == _PARAM_COMMS:
-                if ev.cat in _REGION_CATS and (ev.args or NO_ARGS).collective is not None:
+                if ev.cat in _OP_CATS and (ev.args or NO_ARGS).collective is not None:
                     self.comms.append(ev)
             elif first == "c" and name.startswith(_C10D):
-                if ev.cat in _REGION_CATS:
+                if ev.cat in _OP_CATS:
                     self.c10d.append(ev)
             elif first == "P" and name.startswith("ProfilerStep#"):
                 m = _STEP.fullmatch(name)
@@ -161,7 +164,7 @@ class _FileCalls:
             ends = [float(e.ts) + float(e.dur) for e in self.kept.host]
             out.steps.append((self.index, min(times), max(ends)))
         threads = {ev.tid for ev in events} | self.mark_threads
-        out.regions.extend(_regions(self.kept.host, threads))
+        out.regions.extend(_regions(self.kept.host, self.kept.runtime, threads))
 
     def _step(self, starts: list[float], t: float) -> int:
         if not self.marks:
@@ -257,11 +260,13 @@ def _canon(op: str) -> str:
     return op.replace("_", "").lower()
 
 
-def _regions(host: Sequence[TraceEvent], threads: set[Any]) -> list[Region]:
-    """The top-level annotations and ops of ``threads`` (step markers left out)."""
+def _regions(host: Sequence[TraceEvent], runtime: Sequence[TraceEvent], threads: set[Any]
+             ) -> list[Region]:
+    """The top-level annotations, ops and runtime calls (a cudaStreamSynchronize outside
+    any op) of ``threads``; step markers left out."""
     per_thread: dict[Any, list[tuple[float, float, str]]] = {}
     names: dict[str, str] = {}
-    for ev in host:
+    for ev in chain(host, runtime):
         if ev.tid in threads and ev.cat in _REGION_CATS:
             name = str(ev.name)
             if name.startswith("ProfilerStep#"):
