@@ -21,9 +21,14 @@ def collectives_trace(result: CollectivesResult, step: Optional[int] = None) -> 
     instances = [i for i in result.instances if step is None or i.step == step]
     if not instances:
         return json.dumps({"traceEvents": [], "displayTimeUnit": "ns"}) + "\n"
-    origin = min(min(i.arrival.values()) for i in instances)
-    lo = origin
+    lo = min(min(i.arrival.values()) for i in instances)
     hi = max(max(i.end.values()) for i in instances)
+    # the regions in the instances' span (one that began earlier sets the origin)
+    shown = {name: [(r.start + result.shift[name], r.end + result.shift[name], r.name)
+                    for r in result.data[name].regions
+                    if r.end + result.shift[name] >= lo and r.start + result.shift[name] <= hi]
+             for name in result.ranks}
+    origin = min([lo] + [a for regions in shown.values() for a, _, _ in regions[:1]])
     events: list[dict[str, Any]] = [_meta("process_name", 0, 0, "Instances")]
     for i in instances:
         first = min(i.arrival.values())
@@ -33,18 +38,14 @@ def collectives_trace(result: CollectivesResult, step: Optional[int] = None) -> 
                                 "last": i.last}})
     pid_of = {name: n + 1 for n, name in enumerate(result.ranks)}
     for name, pid in pid_of.items():
-        shift = result.shift[name]
         events.append(_meta("process_name", pid, 0, name))
         events.append(_meta("process_sort_index", pid, 0, pid))
         for tid, label in ((_CALLS, "collective calls"), (_REGIONS, "top-level regions"),
                            (_DEVICE, "collective kernels")):
             events.append(_meta("thread_name", pid, tid, label))
-        data = result.data[name]
-        for r in data.regions:
-            a, b = r.start + shift, r.end + shift
-            if b >= lo and a <= hi:
-                events.append({"ph": "X", "name": r.name, "cat": "region", "pid": pid,
-                               "tid": _REGIONS, "ts": a - origin, "dur": b - a})
+        for a, b, region in shown[name]:
+            events.append({"ph": "X", "name": region, "cat": "region", "pid": pid,
+                           "tid": _REGIONS, "ts": a - origin, "dur": b - a})
     for i in instances:
         for name, call in i.calls.items():
             pid, shift = pid_of[name], result.shift[name]
