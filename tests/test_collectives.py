@@ -300,3 +300,40 @@ def test_synthetic_sample_is_what_its_script_writes(tmp_path):
         with gzip.open(out / name) as a, gzip.open(sample("synthetic_nccl", name)) as b:
             assert json.load(a) == json.load(b)
     shutil.rmtree(out)
+
+
+# -- steps -profiles all and advise read the arrivals -------------------------------
+
+@pytest.mark.parametrize("run", ["balanced", "delayed"])
+def test_steps_over_ranks_name_the_straggler_by_arrival(run):
+    with open(os.path.join(GOLDEN, "torch_ddp_%s.json" % run)) as fh:
+        ref = json.load(fh)
+    doc = document(sample("torch_ddp", run), "steps -profiles all -output json")
+    assert [(s["step"], s["profile"], s["by"]) for s in doc["stragglers"]] == [
+        (s["step"], s["straggler"], "arrival") for s in ref["steps"]]
+    assert [s["cause"] for s in doc["stragglers"]] == [s["cause"]["region"]
+                                                       for s in ref["steps"]]
+
+
+def test_steps_over_ranks_without_collectives_keep_the_walls():
+    run = run_cli(["--profile_path=" + sample("torch_ranks"), "steps", "-profiles", "all",
+                   "-output", "json"])
+    assert {s["by"] for s in json.loads(run.out)["stragglers"]} == {"wall"}
+
+
+def test_advise_names_the_rank_and_the_cause():
+    reply = session_of(sample("torch_ddp", "delayed")).execute(
+        "advise -checkers StragglerChecker")
+    assert len(reply.text.strip().splitlines()) == 2
+    line = reply.text.strip().splitlines()[1]
+    assert line.startswith("straggler: rank3 arrives last at 30 of 30 all-reduces and is the "
+                           "straggler of 6 of 6 steps, ")
+    assert "late at each step's first all-reduce; before it, its `load_batch` region takes " \
+           "30 ms against " in line
+
+
+def test_advise_names_time_with_no_event():
+    text = session_of(sample("synthetic_nccl")).execute("advise -checkers StragglerChecker").text
+    assert ("rank1 arrives last at 4 of 12 collectives and is the straggler of 1 of 3 steps, "
+            "9.0 ms late" in text)
+    assert "it spends 9.1 ms in no event at all" in text

@@ -28,8 +28,9 @@ CHECKER_HELP: dict[str, str] = {
                    "compute poorly.",
     COPIES: "Host-to-device copies in every step (the batch: pinned memory, prefetch).",
     SYNC_STALL: "Host synchronisation waits inside the step (device syncs, .item()).",
-    STRAGGLER: "With several profiles loaded (ranks of a job): the one slowest in most "
-               "steps, and what it waited on.",
+    STRAGGLER: "With several profiles loaded (ranks of a job): the rank the others wait "
+               "for (by arrival at the collectives where traced, else by step wall) and "
+               "why.",
 }
 #: The original engine's checkers: the only ones `advise` runs by default on the
 #: inputs the engine reads (ProfileProto, graph + run metadata), as it does.

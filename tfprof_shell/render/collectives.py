@@ -12,7 +12,8 @@ from ..model.collectives import RankCollectives
 from ..options import Options
 from ..plan import select_profiles
 from ..views.collective_causes import NO_EVENT
-from ..views.collectives import MODE_TEXT, CollectivesResult, Instance, StepVerdict, align
+from ..views.collectives import (MODE_TEXT, CollectivesResult, Instance, StepVerdict, align,
+                                 with_calls)
 from .base import Rendered
 from .steps import NA, table
 from .steps_run import deliver_document
@@ -31,13 +32,8 @@ def gather(models: Mapping[str, Model], opts: Options) -> tuple[list[tuple[str, 
         raise RequestError("collectives compares ranks: it needs at least two profiles (a "
                            "folder of rank traces, or several --profile NAME=PATH); %s: %s"
                            % ("chosen" if opts.profiles else "loaded", ", ".join(names)))
-    found, without = [], []
-    for name in names:
-        calls = models[name].collectives()
-        if calls is None or not calls.calls:
-            without.append(name)
-        else:
-            found.append((name, calls))
+    found = with_calls(models, names)
+    without = [n for n in names if n not in dict(found)]
     if len(found) < 2:
         raise RequestError("collectives needs at least two profiles with collective calls "
                            "(PyTorch traces of a distributed job: c10d:: ops or "

@@ -14,6 +14,7 @@ from ..model import Model
 from ..model.intervals import short_device
 from ..options import Options
 from ..plan import select_profiles
+from ..views.collectives import align_models
 from ..views.kernels import kernel_rows
 from ..views.steps import StepsResult, step_breakdowns
 from .base import Rendered
@@ -90,10 +91,11 @@ def run_steps(models: Mapping[str, Model], current: str, opts: Options) -> Rende
     if opts.profiles:
         names = select_profiles(models, opts.profiles)
         results = [(n, breakdown(models[n], n, opts, True)) for n in names]
+        arrivals = align_models(models, names)
         doc = {"schema_version": 1, "mode": "steps",
                "profiles": {n: steps_document(r) for n, r in results},
-               "stragglers": stragglers(results)}
-        return deliver_document(ranks_text(results), doc, opts)
+               "stragglers": stragglers(results, arrivals)}
+        return deliver_document(ranks_text(results, arrivals), doc, opts)
     result = breakdown(models[current], current, opts, bool(opts.base))
     if opts.base:
         if opts.base not in models:

@@ -20,15 +20,38 @@ lateness, and views/collective_causes.py says what it did first.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Sequence
+from typing import Mapping, Optional, Sequence
 
+from ..model import Model
 from ..model.collectives import CollectiveCall, RankCollectives
 from .collective_causes import CauseFinder, clock_of
 from .collective_result import (BY_GROUP_ORDER, BY_SEQ, BY_STEP_ORDER, MODE_TEXT,
                                 CollectivesResult, Instance, StepVerdict)
 
 __all__ = ["BY_GROUP_ORDER", "BY_SEQ", "BY_STEP_ORDER", "MODE_TEXT", "CollectivesResult",
-           "Instance", "StepVerdict", "align"]
+           "Instance", "StepVerdict", "align", "align_models", "with_calls"]
+
+
+def with_calls(models: Mapping[str, Model], names: Sequence[str]
+               ) -> list[tuple[str, RankCollectives]]:
+    """The profiles among ``names`` whose traces have collective calls, with them."""
+    out = []
+    for name in names:
+        calls = models[name].collectives()
+        if calls is not None and calls.calls:
+            out.append((name, calls))
+    return out
+
+
+def align_models(models: Mapping[str, Model], names: Optional[Sequence[str]] = None
+                 ) -> Optional[CollectivesResult]:
+    """The alignment of the profiles (``names``, default all) that have collective calls;
+    None when fewer than two have, or nothing matched."""
+    ranks = with_calls(models, list(models) if names is None else names)
+    if len(ranks) < 2:
+        return None
+    result = align(ranks)
+    return result if result.instances else None
 
 
 def align(ranks: Sequence[tuple[str, RankCollectives]]) -> CollectivesResult:
