@@ -337,3 +337,11 @@ def test_advise_names_time_with_no_event():
     assert ("rank1 arrives last at 4 of 12 collectives and is the straggler of 1 of 3 steps, "
             "9.0 ms late" in text)
     assert "it spends 9.1 ms in no event at all" in text
+
+
+def test_a_trace_without_distributed_info_is_not_read(tmp_path):
+    def strip(rank, doc):
+        del doc["distributedInfo"]
+    _rewrite(sample("torch_ddp", "balanced"), str(tmp_path / "plain"), strip)
+    run = run_cli(["--profile_path=" + str(tmp_path / "plain"), "collectives"])
+    assert run.code != 0 and "none has any" in run.err

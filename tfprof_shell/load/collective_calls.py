@@ -57,7 +57,10 @@ class TorchCollectives:
 
 def read_rank(files: Sequence[tuple[KeptEvents, TraceHeader]]) -> Optional[RankCollectives]:
     """The collective calls of one rank's trace files (file i without step markers is
-    step i); None when no file has any."""
+    step i); None when no file has any, or no header names a distributed job (a trace
+    without ``distributedInfo`` calls no collective: its events are not even looked at)."""
+    if not any(isinstance(header.distributed, dict) for _, header in files):
+        return None
     found = [_FileCalls(index, kept) for index, (kept, _) in enumerate(files)]
     from_comms = any(f.comms for f in found)
     if not any(f.comms or f.c10d for f in found):
