@@ -243,6 +243,19 @@ def test_the_parallel_load_carries_the_calls():
     assert all(not j.model.later_notes for j in loaded)  # no profile was read again
 
 
+def test_the_dask_route_carries_the_calls():
+    distributed = pytest.importorskip("distributed")
+    jobs, _ = jobs_of(Inputs(profile_path=sample("torch_ddp", "delayed")))
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        loaded = load_many([(j.name, j.inputs) for j in jobs], scheduler=cluster.scheduler_address)
+    result = align([(j.name, j.model.collectives()) for j in loaded])
+    here = document(sample("torch_ddp", "delayed"))
+    assert [round(i.skew, 3) for i in result.instances] == [i["skew"] for i in here["collectives"]]
+    assert [v.cause.region for v in result.steps] == ["load_batch"] * 6
+    assert all(not j.model.later_notes for j in loaded)
+
+
 def test_profile_options_choose_the_ranks(tmp_path):
     ddp = sample("torch_ddp", "delayed")
     files = sorted(os.listdir(ddp))

@@ -36,6 +36,7 @@ class CauseFinder:
         self.colls = colls
         self.by_call = {(n, c): i for i in instances for n, c in i.calls.items()}
         self.indexes: dict[str, _RegionIndex] = {}
+        self.positions: dict[str, dict[int, int]] = {}
 
     def cause_of(self, verdict: StepVerdict) -> Optional[Cause]:
         """The cause of ``verdict``'s straggler being late (None: nothing in excess)."""
@@ -59,7 +60,10 @@ class CauseFinder:
         """Wall time per top-level region name (and NO_EVENT) in the rank's window
         before ``call``; times on the rank's own clock."""
         calls, data = self.colls[name], self.data[name]
-        pos = bisect_left(calls, call)
+        positions = self.positions.get(name)
+        if positions is None:
+            positions = self.positions[name] = {id(c): i for i, c in enumerate(calls)}
+        pos = positions[id(call)]
         end = call.start
         if pos > 0:
             prev = calls[pos - 1]
