@@ -13,7 +13,7 @@ of --runs fresh processes run as an installed copy would (bench/installed.py):
   alignment on the first 8, 16, 32 and all ranks, in ns per (instance x rank): flat
   when the alignment is linear in instances x ranks;
 * the size of the traces, the cores and the load average before the run (on a shared
-  machine the wall times depend on it; the CPU time much less).
+  machine the times depend on it).
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -88,16 +87,13 @@ def main() -> None:
     size = sum(os.path.getsize(os.path.join(folder, f)) for f in os.listdir(folder))
     ours = env()
     load_before = os.getloadavg()[0]
-    walls, cpus, inside = [], [], []
+    walls, inside = [], []
     for _ in range(args.runs):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         subprocess.run([sys.executable, "-m", "tfprof_shell", "--profile_path=" + folder,
                         "collectives", "-output", "none"], check=True, env=ours,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         walls.append(time.perf_counter() - start)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
         out = subprocess.run([sys.executable, "-c", INSIDE, folder], check=True, env=ours,
                              capture_output=True, text=True).stdout
         inside.append(json.loads(out))
@@ -106,9 +102,8 @@ def main() -> None:
     print("%d ranks, %d steps each, %.0f MB of traces (%.1f MB per rank); %d cores, load "
           "average %.1f before" % (args.ranks, 6 * args.blocks, size / 1e6,
                                    size / 1e6 / args.ranks, cores, load_before))
-    print("tfprof collectives -output none, whole command: %.2f s wall (fastest of %d: %s), "
-          "%.2f s CPU (user + system, all its processes; least of the runs)"
-          % (min(walls), len(walls), ", ".join("%.2f" % w for w in walls), min(cpus)))
+    print("tfprof collectives -output none, whole command: %.2f s (fastest of %d: %s)"
+          % (min(walls), len(walls), ", ".join("%.2f" % w for w in walls)))
     print("inside: load %.2f s, calls %.3f s, align %.3f s; %d instances, %d steps; "
           "stragglers %s, causes %s" % (best["load"], best["calls"], best["align"],
                                         best["instances"], best["steps"],
