@@ -1,15 +1,16 @@
 """Record the 4-rank DistributedDataParallel samples (PyTorch on CPU, gloo).
 
-    python sample_profiles/make_torch_ddp_samples.py OUT_DIR [--delay-ms 30] [--steps 6]
+    python sample_profiles/make_torch_ddp_samples.py OUT_DIR [--delay-ms 30] [--outside] [--steps 6]
 
 Four processes (``torch.multiprocessing.spawn``) train a small MLP with
 ``DistributedDataParallel`` over the gloo backend on one machine. A tiny
 ``bucket_cap_mb`` makes backward all-reduce the gradients in several buckets.
 Each step starts with a ``record_function("load_batch")`` region that makes
 the batch; with ``--delay-ms N`` rank 3 also sleeps N ms in that region (the
-injected straggler). ``torch.profiler`` traces with a schedule (wait 1,
-warmup 1, then ``--steps`` active steps) and ``tensorboard_trace_handler``
-writes one gzipped trace per rank, named ``rank<R>.<time>.pt.trace.json.gz``.
+injected straggler), or, with ``--outside``, right after it, in no region at
+all. ``torch.profiler`` traces with a schedule (wait 1, warmup 1, then
+``--steps`` active steps) and ``tensorboard_trace_handler`` writes one gzipped
+trace per rank, named ``rank<R>.<time>.pt.trace.json.gz``.
 Shapes are recorded (``record_shapes=True``): the ``c10d::allreduce_`` ops
 then carry the tensor sizes. Afterwards each trace's ``host_name`` becomes
 ``localhost`` and its ``traceName`` loses its temporary folder (nothing
@@ -31,7 +32,8 @@ WORLD = 4
 STRAGGLER = 3
 
 
-def _worker(rank: int, out_dir: str, delay_ms: float, steps: int, port: int) -> None:
+def _worker(rank: int, out_dir: str, delay_ms: float, steps: int, port: int,
+            outside: bool) -> None:
     import torch
     import torch.distributed as dist
     from torch.nn.parallel import DistributedDataParallel
@@ -57,8 +59,10 @@ def _worker(rank: int, out_dir: str, delay_ms: float, steps: int, port: int) -> 
         with record_function("load_batch"):
             x = torch.randn(64, 32, generator=gen)
             y = torch.randn(64, 8, generator=gen)
-            if rank == STRAGGLER and delay_ms > 0:
+            if rank == STRAGGLER and delay_ms > 0 and not outside:
                 time.sleep(delay_ms / 1000.0)
+        if rank == STRAGGLER and delay_ms > 0 and outside:
+            time.sleep(delay_ms / 1000.0)
         opt.zero_grad(set_to_none=True)
         loss = torch.nn.functional.mse_loss(ddp(x), y)
         loss.backward()
@@ -94,12 +98,14 @@ def main() -> None:
     parser.add_argument("out_dir")
     parser.add_argument("--delay-ms", type=float, default=0.0,
                         help="rank 3 sleeps this long in load_batch each step (0: none)")
+    parser.add_argument("--outside", action="store_true",
+                        help="the delay sleeps after load_batch, outside any region")
     parser.add_argument("--steps", type=int, default=6, help="active (traced) steps")
     parser.add_argument("--port", type=int, default=29511)
     args = parser.parse_args()
     import torch.multiprocessing as mp
     os.makedirs(args.out_dir, exist_ok=True)
-    mp.spawn(_worker, args=(args.out_dir, args.delay_ms, args.steps, args.port),
+    mp.spawn(_worker, args=(args.out_dir, args.delay_ms, args.steps, args.port, args.outside),
              nprocs=WORLD, join=True)
     scrub(args.out_dir)
 

@@ -20,7 +20,7 @@ lateness, and views/collective_causes.py says what it did first.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Mapping, Optional, Sequence
+from typing import Iterable, Mapping, Optional, Sequence
 
 from ..model import Model
 from ..model.collectives import CollectiveCall, RankCollectives
@@ -102,8 +102,9 @@ def _shifts(ranks: Sequence[tuple[str, RankCollectives]]) -> dict[str, float]:
     return {n: (d.base_ns - bases[0]) / 1000.0 for n, d in ranks}
 
 
-def _mode(colls: Sequence[list[CollectiveCall]] | object) -> str:
-    calls = [c for rank in colls for c in rank]  # type: ignore[union-attr]
+def _mode(colls: Iterable[list[CollectiveCall]]) -> str:
+    """The best key every call has (see the module docstring)."""
+    calls = [c for rank in colls for c in rank]
     if calls and all(c.group and c.seq >= 0 for c in calls):
         return BY_SEQ
     if calls and all(c.group for c in calls):
@@ -111,10 +112,12 @@ def _mode(colls: Sequence[list[CollectiveCall]] | object) -> str:
     return BY_STEP_ORDER
 
 
+#: (process group or step, Seq or position): what a call is matched by.
 Key = tuple[str, int]
 
 
 def _keys(calls: list[CollectiveCall], mode: str) -> dict[Key, CollectiveCall]:
+    """Each call by its key (the first call of a key, should a trace repeat one)."""
     out: dict[Key, CollectiveCall] = {}
     counters: Counter[object] = Counter()
     for call in calls:
