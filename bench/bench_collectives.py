@@ -8,7 +8,8 @@ The ranks are generated once into bench/.cache/ranks_N by bench/make_rank_traces
 of --runs fresh processes run as an installed copy would (bench/installed.py):
 
 * ``tfprof --profile_path=DIR collectives -output none``: start-up, loading every rank
-  through the loading processes (one per core), the alignment, exit;
+  through the loading processes (one per core), the alignment, exit; beside it, in
+  alternating runs, ``tfprof --profile_path=DIR profiles``: the same load, no alignment;
 * inside one process: loading (load_many) and the alignment (align) apart, and the
   alignment on the first 8, 16, 32 and all ranks, in ns per (instance x rank): flat
   when the alignment is linear in instances x ranks;
@@ -87,13 +88,15 @@ def main() -> None:
     size = sum(os.path.getsize(os.path.join(folder, f)) for f in os.listdir(folder))
     ours = env()
     load_before = os.getloadavg()[0]
-    walls, inside = [], []
+    walls, loads, inside = [], [], []
     for _ in range(args.runs):
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "tfprof_shell", "--profile_path=" + folder,
-                        "collectives", "-output", "none"], check=True, env=ours,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        walls.append(time.perf_counter() - start)
+        for command, times in ((["profiles"], loads),
+                               (["collectives", "-output", "none"], walls)):
+            start = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "tfprof_shell", "--profile_path=" + folder]
+                           + command, check=True, env=ours, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+            times.append(time.perf_counter() - start)
         out = subprocess.run([sys.executable, "-c", INSIDE, folder], check=True, env=ours,
                              capture_output=True, text=True).stdout
         inside.append(json.loads(out))
@@ -102,8 +105,10 @@ def main() -> None:
     print("%d ranks, %d steps each, %.0f MB of traces (%.1f MB per rank); %d cores, load "
           "average %.1f before" % (args.ranks, 6 * args.blocks, size / 1e6,
                                    size / 1e6 / args.ranks, cores, load_before))
-    print("tfprof collectives -output none, whole command: %.2f s (fastest of %d: %s)"
-          % (min(walls), len(walls), ", ".join("%.2f" % w for w in walls)))
+    for label, times in (("tfprof ... profiles (the same load, no alignment)", loads),
+                         ("tfprof ... collectives -output none", walls)):
+        print("%s: %.2f s (fastest of %d: %s)" % (label, min(times), len(times),
+                                                 ", ".join("%.2f" % t for t in times)))
     print("inside: load %.2f s, calls %.3f s, align %.3f s; %d instances, %d steps; "
           "stragglers %s, causes %s" % (best["load"], best["calls"], best["align"],
                                         best["instances"], best["steps"],

@@ -59,6 +59,8 @@ class Rank:
         self.ext = 100 * (rank + 1)
         self.corr = 5000 * (rank + 1)
         self.stream_free = 0.0
+        #: the current step's start
+        self.mark = 0.0
 
     def x(self, name: str, cat: str, ts: float, dur: float, tid: int = 0,
           args: dict | None = None, pid: int | None = None) -> None:
@@ -99,7 +101,7 @@ def main(out_dir: str) -> None:
         cursor = {}
         for r in ranks:
             t = start[r.rank]
-            r.mark = t  # type: ignore[attr-defined]
+            r.mark = t
             load = 12_000 if (step, r.rank) == (0, 2) else 300 + rnd.uniform(-20, 20)
             r.x("load_batch", "user_annotation", t + 5, load)
             t += 5 + load + 20
@@ -148,7 +150,7 @@ def main(out_dir: str) -> None:
             t = max(until, t + 5) + 10
             r.x("Optimizer.step#SGD.step", "user_annotation", t, 500)
             end = t + 520
-            r.x("ProfilerStep#%d" % step, "user_annotation", r.mark, end - r.mark)  # type: ignore[attr-defined]
+            r.x("ProfilerStep#%d" % step, "user_annotation", r.mark, end - r.mark)
             start[r.rank] = end + rnd.uniform(0, 20)
     os.makedirs(out_dir, exist_ok=True)
     for r in ranks:

@@ -23,8 +23,8 @@ _WRITTEN = ("stdout", "file", "json", "none", "timeline")
 WAIT_COLUMNS = 8
 
 
-def gather(models: Mapping[str, Model], opts: Options) -> tuple[list[tuple[str, RankCollectives]],
-                                                              list[str]]:
+def gather(models: Mapping[str, Model], opts: Options
+           ) -> tuple[list[tuple[str, RankCollectives]], list[str]]:
     """The chosen profiles' collective calls (all profiles without -profiles), and notes
     on the profiles left out; RequestError when fewer than two ranks have calls."""
     names = select_profiles(models, opts.profiles) if opts.profiles else list(models)

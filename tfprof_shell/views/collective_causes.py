@@ -52,8 +52,6 @@ class CauseFinder:
             excess = value - others
             if excess > 0 and (best is None or excess > best.excess):
                 best = Cause(region, excess, value, others, inst.index)
-        if best is not None:
-            best.window_us = sum(own.values())
         return best
 
     def _window_walls(self, name: str, call: CollectiveCall) -> dict[str, float]:

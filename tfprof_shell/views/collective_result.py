@@ -62,7 +62,6 @@ class Cause:
     rank_us: float
     others_us: float
     instance: int
-    window_us: float = 0.0
 
 
 @dataclass
