@@ -92,22 +92,25 @@ class _RegionIndex:
 
     def walls(self, start: float, end: float) -> dict[str, float]:
         """Wall time of each region name clipped to [start, end), and NO_EVENT."""
+        regions, max_end = self.regions, self.max_end
         i = bisect_left(self.starts, end) - 1
-        pieces = []
-        while i >= 0 and self.max_end[i] > start:
-            r = self.regions[i]
-            a, b = max(r.start, start), min(r.end, end)
-            if b > a:
-                pieces.append((a, b, r.name))
-            i -= 1
         out: dict[str, float] = {}
-        for a, b, region in pieces:
-            out[region] = out.get(region, 0.0) + (b - a)
+        pieces = []  # clipped, in descending start order
+        while i >= 0 and max_end[i] > start:
+            a, b, name = regions[i]
+            if a < start:
+                a = start
+            if b > end:
+                b = end
+            if b > a:
+                out[name] = out.get(name, 0.0) + (b - a)
+                pieces.append((a, b))
+            i -= 1
         covered = 0.0
         reach = start
-        for a, b, _ in sorted(pieces):
+        for a, b in reversed(pieces):
             if b > reach:
-                covered += b - max(a, reach)
+                covered += b - (a if a > reach else reach)
                 reach = b
         out[NO_EVENT] = (end - start) - covered
         return out
