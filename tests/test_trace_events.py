@@ -12,14 +12,26 @@ from hypothesis import strategies as st
 
 from conftest import sample
 from tfprof_shell.load import json_doc, trace_events
-from tfprof_shell.load.trace_events import NO_ARGS, UNSET, EventArgs, TraceEvent, parse_trace_events
+from tfprof_shell.load.trace_events import (NO_ARGS, UNSET, DistEventArgs, DistTraceEvent,
+                                            EventArgs, TraceEvent, parse_trace_document,
+                                            parse_trace_events)
 
 
-def generic(doc):
-    """What the events of ``doc`` are by definition: each object event, field by field."""
+ARGS = (("External id", "external_id"), ("correlation", "correlation"), ("device", "device"),
+        ("stream", "stream"), ("bytes", "bytes"), ("name", "name"), ("op", "op"),
+        ("Collective name", "collective"), ("Process Group Name", "group_name"),
+        ("Process Group Description", "group_desc"), ("Process Group Ranks", "group_ranks"),
+        ("Group size", "group_size"), ("In msg nelems", "in_nelems"),
+        ("Out msg nelems", "out_nelems"), ("dtype", "dtype"), ("Seq", "seq"))
+
+
+def generic(doc, dist=False):
+    """What the events of ``doc`` are by definition: each object event, field by field
+    (a distributed job's with their Input Dims)."""
     events = doc.get("traceEvents") if isinstance(doc, dict) else doc
     if not isinstance(events, list):
         return None
+    keys = ARGS + ((("Input Dims", "input_dims"),) if dist else ())
     out = []
     for ev in events:
         if not isinstance(ev, dict):
@@ -27,11 +39,9 @@ def generic(doc):
         fields = {k: ev[k] for k in ("ph", "cat", "name", "pid", "tid", "ts", "dur") if k in ev}
         args = ev.get("args")
         if isinstance(args, dict):
-            fields["args"] = EventArgs(**{attr: args[key] for key, attr in (
-                ("External id", "external_id"), ("correlation", "correlation"),
-                ("device", "device"), ("stream", "stream"), ("bytes", "bytes"),
-                ("name", "name"), ("op", "op")) if key in args})
-        out.append(TraceEvent(**fields))
+            fields["args"] = (DistEventArgs if dist else EventArgs)(
+                **{attr: args[key] for key, attr in keys if key in args})
+        out.append((DistTraceEvent if dist else TraceEvent)(**fields))
     return out
 
 
@@ -41,7 +51,8 @@ values = st.recursive(scalars, lambda inner: st.one_of(
     st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=4), inner, max_size=3)),
     max_leaves=6)
 arg_keys = st.sampled_from(["External id", "correlation", "device", "stream", "bytes", "name",
-                            "op", "Input Dims", "Call stack"])
+                            "op", "Input Dims", "Call stack", "Collective name", "Seq",
+                            "Process Group Name", "Process Group Ranks", "In msg nelems"])
 args = st.one_of(st.dictionaries(arg_keys, values, max_size=5), values)
 event_keys = st.sampled_from(["ph", "cat", "name", "pid", "tid", "ts", "dur", "id", "bp", "s"])
 events = st.one_of(
@@ -64,6 +75,30 @@ documents = st.one_of(st.lists(events, max_size=6),
 def test_typed_events_equal_the_generic_parse_of_any_document(doc):
     data = json.dumps(doc).encode()
     assert parse_trace_events(data) == generic(json.loads(data))
+
+
+#: Kineto writes the header before the events.
+distributed = st.tuples(values, values, values, st.lists(events, max_size=6)).map(
+    lambda t: {"distributedInfo": t[0], "baseTimeNanoseconds": t[1], "host_name": t[2],
+               "traceEvents": t[3]})
+
+
+@settings(max_examples=200, deadline=None, derandomize=True, database=None)
+@given(doc=distributed)
+def test_a_distributed_jobs_events_keep_their_input_dims_and_its_header(doc):
+    data = json.dumps(doc).encode()
+    events, header = parse_trace_document(data)
+    assert events == generic(json.loads(data), dist=True)
+    assert (header.distributed, header.base_ns, header.host) == (
+        doc["distributedInfo"], doc["baseTimeNanoseconds"], doc["host_name"])
+
+
+def test_a_trace_without_distributed_info_builds_no_input_dims():
+    doc = {"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 2,
+                            "args": {"Input Dims": [[2, 3], [3, 4]]}}]}
+    events, header = parse_trace_document(json.dumps(doc).encode())
+    assert type(events[0]) is TraceEvent and not hasattr(events[0].args, "input_dims")
+    assert header.distributed is None
 
 
 def test_a_document_the_typed_decoder_refuses_reads_the_same():

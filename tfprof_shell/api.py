@@ -45,9 +45,9 @@ OptionsLike = Union[None, Options, Mapping[str, Any], str]
 class Result:
     """What one command gave: the JSON document, text, stderr notes and files written.
 
-    ``data`` is the ``-output json`` document for view commands, steps and kernels,
-    and ``{"schema_version": 1, "checkers": {...}}`` for advise; None for
-    commands without a result (set, help, a per-step graph timeline).
+    ``data`` is the ``-output json`` document for view commands, steps, kernels and
+    collectives, and ``{"schema_version": 1, "checkers": {...}}`` for advise; None
+    for commands without a result (set, help, a per-step graph timeline).
     """
 
     data: Optional[dict[str, Any]]
@@ -199,7 +199,7 @@ class Profile:
         reply = self.session.execute_words(words)
         if kind == "advise":
             return _advice_result(reply)
-        if kind in ("steps", "kernels"):  # their -output json document
+        if kind in ("steps", "kernels", "collectives"):  # their -output json document
             return Result(reply.result, reply.text, list(reply.notes), list(reply.files), kind,
                           reply.result)
         if kind == "critpath":  # its -output json document, built now

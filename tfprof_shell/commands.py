@@ -53,6 +53,16 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
             "-device NAME one device, -profiles all a ranks x steps table with the "
             "slowest rank of each step, -base NAME compares each category. '--' marks "
             "what the profile's format does not record. See docs/steps.md."),
+    Command("collectives", "collectives", "Collective calls matched across ranks: each "
+            "one's arrival skew, last rank and waits; each step's straggler and what "
+            "delayed it.",
+            "Runs over every loaded profile (-profiles chooses some): the ranks of one "
+            "job, e.g. a folder of PyTorch rank traces. Calls match by (process group, "
+            "Seq), else by their order in each group, else by their order in each step; "
+            "op and size must agree. The straggler of a step is the rank with the largest "
+            "own lateness; its cause is the region it spent more wall time in than the "
+            "other ranks before arriving. -step N shows one step; -output json or "
+            "timeline. See docs/collectives.md."),
     Command("kernels", "kernels", "One row per device kernel name: count, total, mean, "
             "min, max and share of device time.",
             "Memory copies and sets are rows too. -step N counts one step, -device NAME "

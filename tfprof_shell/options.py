@@ -46,6 +46,8 @@ VIEW_COMMANDS = ("scope", "graph", "op", "code")
 INTERVAL_COMMANDS = ("steps", "kernels")
 #: The critical-path command.
 CRITPATH = "critpath"
+#: The command that aligns the collective calls of several profiles (ranks).
+COLLECTIVES_COMMAND = "collectives"
 #: Commands that take the options of comparing and combining profiles.
 MULTI_COMMANDS = VIEW_COMMANDS + ("set",)
 #: ... and the steps command, which compares and combines its own way.
@@ -140,7 +142,10 @@ class Options:
     min_float_ops: int = _min("number of float operations")
     min_occurrence: int = _min("run count (op view: number of graph nodes)")
     step: int = _opt(-1, INT64, "Show statistics of step N; -1 averages over each node's steps.", "N",
-                     commands=OPTION_COMMANDS + INTERVAL_COMMANDS + (CRITPATH,), command_help={
+                     commands=OPTION_COMMANDS + INTERVAL_COMMANDS + (CRITPATH, COLLECTIVES_COMMAND),
+                     command_help={
+                         "collectives": "Show only the collectives and straggler of step N; "
+                                        "-1 shows every step.",
                          "steps": "Show only step N; -1 shows every step and their average.",
                          "kernels": "Count only the kernels of step N; -1 counts every step.",
                          CRITPATH: "The path of step N (its ProfilerStep#N or step marker); "
@@ -171,10 +176,13 @@ class Options:
     output: Output = _opt(
         Output(), OUTPUT, "Where the result goes: TYPE[:outfile=PATH,...].",
         "TYPE[:KEY=VALUE,...]", choices=lambda: tuple(OUTPUT_KINDS),
-        commands=OPTION_COMMANDS + INTERVAL_COMMANDS + (CRITPATH,), command_help={
+        commands=OPTION_COMMANDS + INTERVAL_COMMANDS + (CRITPATH, COLLECTIVES_COMMAND),
+        command_help={
             "steps": "Where the result goes: stdout, file, json or none, or timeline (the "
                      "steps' categories as tracks beside the trace).",
             "kernels": "Where the result goes: stdout, file, json or none.",
+            "collectives": "Where the result goes: stdout, file, json or none, or timeline "
+                           "(the ranks on one time axis, each instance's arrivals linked).",
             CRITPATH: "Where the result goes: stdout, file, json or none, or timeline (the "
                       "windows' events with the path marked args.critical and flow arrows "
                       "along its edges)."})
@@ -202,10 +210,14 @@ class Options:
         (), PROFILE_LIST, "Run the view over these loaded profiles and combine them "
         "(names or regexes, comma separated, or all; none: only the current one).",
         "NAME[,NAME...]|all|none",
-        commands=STEPS_MULTI_COMMANDS, in_dump=False, flag=True, command_help={
-            "steps": "Show these loaded profiles as a ranks x steps table with the slowest "
+        commands=STEPS_MULTI_COMMANDS + (COLLECTIVES_COMMAND,), in_dump=False, flag=True,
+        command_help={
+            "steps": "Show these loaded profiles as a ranks x steps table with the straggler "
                      "of each step (names or regexes, comma separated, or all; none: only "
-                     "the current one)."})
+                     "the current one).",
+            "collectives": "Align the collectives of these loaded profiles (names or "
+                           "regexes, comma separated, or all; none or not given: every "
+                           "loaded profile)."})
     aggregate: str = _opt(
         "sum", CHOICE, "How -profiles combines each node's values.", "sum|mean|max|min",
         choices=lambda: tuple(AGGREGATES), choice_help=AGGREGATES,

@@ -34,6 +34,7 @@ from .render.multi import render_multi
 from .render.profiles import ProfileRow, render_profiles
 from .render.sinks import deliver
 from .render.critpath_run import run_critpath
+from .render.collectives import run_collectives
 from .render.steps_run import run_kernels, run_steps
 from .views.base import ViewResult
 from .views.cache import ProfileViews, without_gc
@@ -81,6 +82,8 @@ class Session:
             "kernels": lambda r: deliver(without_gc(run_kernels, self.model, r.options)),
             "critpath": lambda r: deliver(without_gc(run_critpath, self._models(),
                                                      self.current, r.options)),
+            "collectives": lambda r: deliver(without_gc(run_collectives, self._models(),
+                                                        r.options)),
             "set": self._set,
             "help": lambda r: Reply(text=help_text(r.args)),
             "quit": lambda r: Reply(quit=True),

@@ -29,8 +29,9 @@ CHECKER_HELP: dict[str, str] = {
                    "compute poorly.",
     COPIES: "Host-to-device copies in every step (the batch: pinned memory, prefetch).",
     SYNC_STALL: "Host synchronisation waits inside the step (device syncs, .item()).",
-    STRAGGLER: "With several profiles loaded (ranks of a job): the one slowest in most "
-               "steps, and what it waited on.",
+    STRAGGLER: "With several profiles loaded (ranks of a job): the rank the others wait "
+               "for (by arrival at the collectives where traced, else by step wall) and "
+               "why.",
     CRITICAL_PATH: "What bounds the steps: the category most of their critical paths "
                    "spend time in (host work, kernels, launches ...), and the work in it.",
 }

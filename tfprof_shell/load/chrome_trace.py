@@ -21,19 +21,25 @@ from typing import Any, Optional, Sequence
 
 from ..errors import LoadError
 from ..model import Model, Source
+from .collective_calls import TorchCollectives
 from .files import read_bytes
 from .records import StatRecord
 from .runmeta import add_run_metadata
 from .torch_intervals import DEVICE_CATS, TorchIntervals
 from .torch_path import TorchPathSource
 from .torch_trace import TORCH_CPU, TorchFiles
-from .trace_events import NO_ARGS, UNSET, TraceEvent, parse_trace_events
+from .trace_events import NO_ARGS, UNSET, TraceEvent, TraceHeader, parse_trace_document
 
 _COMPUTE_SUFFIX = " Compute"
 
 
 def read_trace_events(path: str, entry: str = "") -> list[TraceEvent]:
     """The event list of one Chrome-trace file; LoadError if it is not one."""
+    return read_trace_document(path, entry)[0]
+
+
+def read_trace_document(path: str, entry: str = "") -> tuple[list[TraceEvent], TraceHeader]:
+    """:func:`read_trace_events`, and the file's header."""
     where = "--profile_path %s%s" % (path, " (%s)" % entry if entry else "")
     data = read_bytes(path, "profile_path")
     if data[:2] == b"\x1f\x8b":
@@ -42,13 +48,13 @@ def read_trace_events(path: str, entry: str = "") -> list[TraceEvent]:
         except (OSError, EOFError, zlib.error):
             raise LoadError("%s: gzip data does not decompress" % where) from None
     try:
-        events = parse_trace_events(data)
+        events, header = parse_trace_document(data)
     except (ValueError, RecursionError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise LoadError("%s: not valid JSON: %s" % (where, first)) from None
     if events is None:
         raise LoadError("%s: not a Chrome trace (no traceEvents list)" % where)
-    return events
+    return events, header
 
 
 def trace_flavor(events: Sequence[TraceEvent]) -> str:
@@ -149,14 +155,16 @@ def load_chrome_traces(paths: Sequence[str], graph_path: Optional[str] = None,
             add_op_log(model, op_log, id_to_string)
     count = len(paths)
     torch = TorchFiles(model)
+    headers = []
     for i, path in enumerate(paths):
         entry = "entry %d of %d" % (i + 1, count) if count > 1 else ""
-        events = read_trace_events(path, entry)
+        events, header = read_trace_document(path, entry)
         flavor = trace_flavor(events)
         if flavor == "tensorflow":
             add_tf_timeline(model, i, events, types_from_graph=bool(graph_path))
         elif flavor == "pytorch":
             torch.add(i, events)
+            headers.append(header)
         else:
             raise LoadError("--profile_path %s%s: a Chrome trace, but neither a TensorFlow "
                             "timeline (events with args.name and args.op) nor a PyTorch "
@@ -172,4 +180,5 @@ def load_chrome_traces(paths: Sequence[str], graph_path: Optional[str] = None,
     if torch.kept:
         model.set_interval_source(TorchIntervals(torch.kept))
         model.set_path_source(TorchPathSource(torch.kept))
+        model.set_collective_source(TorchCollectives(torch.kept, headers))
     return model

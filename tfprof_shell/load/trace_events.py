@@ -9,6 +9,12 @@ typed decoder refuses (a field of an unexpected kind, ``NaN`` literals, a
 byte-order mark, ...) is parsed by :func:`.json_doc.parse_json` and its
 events converted one by one, so every file reads as before; every value
 keeps the type the JSON gave it (``ts`` may be an int, a float or a string).
+
+A distributed job's trace (its header has ``distributedInfo``) is decoded
+with :class:`DistEventArgs`, which also keeps each op's ``Input Dims`` (the
+sizes of gloo's ``c10d::*`` calls); other traces never build them.
+:func:`parse_trace_document` also returns the header fields the collectives
+read (:class:`TraceHeader`).
 """
 
 from __future__ import annotations
@@ -40,6 +46,22 @@ class EventArgs(msgspec.Struct, gc=False):
     #: A cuda_sync event's stream waited on, and its cudaEventRecord's correlation.
     wait_on_stream: Any = None
     wait_on_cuda_event_record_corr_id: Any = None
+    # A collective's args (record_param_comms and NCCL kernels; absent elsewhere).
+    collective: Any = msgspec.field(name="Collective name", default=None)
+    group_name: Any = msgspec.field(name="Process Group Name", default=None)
+    group_desc: Any = msgspec.field(name="Process Group Description", default=None)
+    group_ranks: Any = msgspec.field(name="Process Group Ranks", default=None)
+    group_size: Any = msgspec.field(name="Group size", default=None)
+    in_nelems: Any = msgspec.field(name="In msg nelems", default=None)
+    out_nelems: Any = msgspec.field(name="Out msg nelems", default=None)
+    dtype: Any = None
+    seq: Any = msgspec.field(name="Seq", default=None)
+
+
+class DistEventArgs(EventArgs, gc=False):
+    """EventArgs of a distributed job's trace: also each op's ``Input Dims``."""
+
+    input_dims: Any = msgspec.field(name="Input Dims", default=None)
 
 
 class TraceEvent(msgspec.Struct, gc=False):
@@ -59,28 +81,66 @@ class TraceEvent(msgspec.Struct, gc=False):
 NO_ARGS = EventArgs()
 
 
-class _Document(msgspec.Struct, gc=False):
+class DistTraceEvent(TraceEvent, gc=False):
+    """A TraceEvent of a distributed job's trace (its args keep ``Input Dims``)."""
+
+    args: Optional[DistEventArgs] = None
+
+
+class TraceHeader(msgspec.Struct, gc=False):
+    """The header fields of a PyTorch trace the collectives read (None: absent)."""
+
+    distributed: Any = msgspec.field(name="distributedInfo", default=None)
+    base_ns: Any = msgspec.field(name="baseTimeNanoseconds", default=None)
+    host: Any = msgspec.field(name="host_name", default=None)
+
+
+class _Document(TraceHeader, gc=False):
     traceEvents: Optional[list[TraceEvent]] = None  # noqa: N815 - the JSON key
+
+
+class _DistDocument(TraceHeader, gc=False):
+    traceEvents: Optional[list[DistTraceEvent]] = None  # noqa: N815 - the JSON key
 
 
 _ARG_KEYS = (("External id", "external_id"), ("correlation", "correlation"),
              ("device", "device"), ("stream", "stream"), ("bytes", "bytes"),
              ("name", "name"), ("op", "op"), ("wait_on_stream", "wait_on_stream"),
-             ("wait_on_cuda_event_record_corr_id", "wait_on_cuda_event_record_corr_id"))
+             ("wait_on_cuda_event_record_corr_id", "wait_on_cuda_event_record_corr_id"),
+             ("Collective name", "collective"),
+             ("Process Group Name", "group_name"),
+             ("Process Group Description", "group_desc"),
+             ("Process Group Ranks", "group_ranks"), ("Group size", "group_size"),
+             ("In msg nelems", "in_nelems"), ("Out msg nelems", "out_nelems"),
+             ("dtype", "dtype"), ("Seq", "seq"), ("Input Dims", "input_dims"))
 _EVENT_KEYS = ("ph", "cat", "name", "pid", "tid", "ts", "dur")
+_HEADER_KEYS = (("distributedInfo", "distributed"), ("baseTimeNanoseconds", "base_ns"),
+                ("host_name", "host"))
 
 _decode = msgspec.json.Decoder(Union[_Document, list[TraceEvent]]).decode
+_decode_dist = msgspec.json.Decoder(Union[_DistDocument, list[DistTraceEvent]]).decode
+#: Kineto writes the header before the events: look this far for distributedInfo.
+_HEADER_SCAN = 1 << 16
 #: What the typed decoder raises for a document it does not read as typed events.
 _REFUSED = (msgspec.DecodeError, ValueError, RecursionError)
 
 
-def _event_of(ev: dict[str, Any]) -> TraceEvent:
-    """The TraceEvent of one event dict (args that are not an object count as none)."""
-    out = TraceEvent(**{k: ev[k] for k in _EVENT_KEYS if k in ev})
+def _event_of(ev: dict[str, Any], dist: bool) -> TraceEvent:
+    """The TraceEvent (DistTraceEvent if ``dist``) of one event dict (args that are not
+    an object count as none)."""
+    out = (DistTraceEvent if dist else TraceEvent)(**{k: ev[k] for k in _EVENT_KEYS if k in ev})
     args = ev.get("args")
     if isinstance(args, dict):
-        out.args = EventArgs(**{attr: args[k] for k, attr in _ARG_KEYS if k in args})
+        keys = _ARG_KEYS if dist else _ARG_KEYS[:-1]
+        out.args = (DistEventArgs if dist else EventArgs)(
+            **{attr: args[k] for k, attr in keys if k in args})
     return out
+
+
+def _distributed(data: bytes) -> bool:
+    """Whether the header before the events names a distributed job."""
+    head = data.find(b'"traceEvents"', 0, _HEADER_SCAN)
+    return data.find(b'"distributedInfo"', 0, head if head >= 0 else _HEADER_SCAN) >= 0
 
 
 def parse_trace_events(data: bytes) -> Optional[list[TraceEvent]]:
@@ -91,14 +151,26 @@ def parse_trace_events(data: bytes) -> Optional[list[TraceEvent]]:
     Raises ValueError or RecursionError (as ``json.loads`` does) when ``data``
     is not JSON.
     """
+    return parse_trace_document(data)[0]
+
+
+def parse_trace_document(data: bytes) -> tuple[Optional[list[TraceEvent]], TraceHeader]:
+    """:func:`parse_trace_events`, and the document's header (empty for a bare list)."""
     try:
-        doc = _decode(data)
+        doc = (_decode_dist if _distributed(data) else _decode)(data)
     except _REFUSED:
         pass
     else:
-        return doc.traceEvents if isinstance(doc, _Document) else doc
+        if isinstance(doc, (_Document, _DistDocument)):
+            # a header of its own: the document would keep every event alive
+            return doc.traceEvents, TraceHeader(doc.distributed, doc.base_ns, doc.host)
+        return doc, TraceHeader()
     generic = parse_json(data)
+    header = TraceHeader()
+    if isinstance(generic, dict):
+        header = TraceHeader(**{attr: generic[k] for k, attr in _HEADER_KEYS if k in generic})
     events = generic.get("traceEvents") if isinstance(generic, dict) else generic
     if not isinstance(events, list):
-        return None
-    return [_event_of(e) for e in events if isinstance(e, dict)]
+        return None, header
+    dist = _distributed(data)
+    return [_event_of(e, dist) for e in events if isinstance(e, dict)], header

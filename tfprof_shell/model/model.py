@@ -6,6 +6,7 @@ from bisect import insort
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+from .collectives import RankCollectives
 from .intervals import IntervalSource, Intervals, intervals_from_nodes
 from .node import GraphNode
 from .path_input import PathInput, PathSource
@@ -53,6 +54,8 @@ class Model:
         self._step_set: Optional[tuple[list[int], set[int]]] = None
         self._path_source: Optional[Callable[[], list[PathInput]]] = None
         self._path_inputs: Optional[list[PathInput]] = None
+        self._collective_source: Optional[Callable[[], Optional[RankCollectives]]] = None
+        self._collectives: Optional[RankCollectives] = None
 
     def add_step(self, step: int) -> None:
         """Add ``step`` to :attr:`steps` (kept sorted) unless it is there: a set
@@ -135,3 +138,16 @@ class Model:
         if self._path_inputs is None and self._path_source is not None:
             self._path_inputs = self._path_source()
         return self._path_inputs
+    def set_collective_source(self, source: Callable[[], Optional[RankCollectives]]) -> None:
+        """Where :meth:`collectives` comes from (a loader's reader, called once when asked)."""
+        self._collective_source = source
+        self._collectives = None
+
+    def collectives(self) -> Optional[RankCollectives]:
+        """The profile's collective calls (None: its format or trace records none), read
+        on first use."""
+        source = self._collective_source
+        if source is not None:
+            self._collective_source = None
+            self._collectives = source()
+        return self._collectives

@@ -13,7 +13,9 @@ file gives them, and only ``-step N`` reads them) and the node details it
 deferred (output shapes and attributes: ``-select input_shapes`` and the
 advisor's check of accelerator ops): :func:`unpack_model`'s nodes fetch them
 from a full load of the original inputs, made once, on first use, by the
-``reload`` callable.
+``reload`` callable. The profile's collective calls
+(:class:`~tfprof_shell.model.collectives.RankCollectives`) travel whole:
+aligning many ranks must not reload each.
 
 The format: :data:`MAGIC`, a version byte, then zlib-compressed
 :mod:`marshal` data (marshal, unlike pickle, cannot run code when it reads
@@ -31,6 +33,7 @@ from itertools import chain
 from typing import Callable, Optional, Sequence
 
 from ..errors import LoadError, UserError
+from .collectives import KnownCollectives, unpack_rank
 from .intervals import Intervals
 from .path_input import PathInput
 from .model import Model, Source
@@ -38,7 +41,7 @@ from .node import ExecStep, Frame, GraphNode, LazyExecs
 
 MAGIC = b"tfprof-summary\n"
 #: Bumped whenever the layout changes: a summary from another version is refused.
-VERSION = 3
+VERSION = 4
 #: marshal format 4 reads the same on every Python 3 from 3.4 on.
 _MARSHAL_FORMAT = 4
 #: Speed over ratio: zeros and small numbers dominate, level 1 already packs them.
@@ -133,12 +136,14 @@ def pack_model(model: Model) -> bytes:
         if _has_accelerator_persistent(node, lazy):
             persistent.append(index)
     source = model.source
+    collectives = model.collectives()
     payload = (
         (source.kind, tuple(source.paths), source.note), list(model.steps),
         _HAS_TRACE_FROM_RELOAD if deferred and not model._has_trace  # noqa: SLF001
         else bool(model.has_trace), bool(model.miss_accelerator_stream), list(model.notes),
         frames, traces, rows, array("q", counts).tobytes(), array("q", steps).tobytes(),
-        _transpose(values), _transpose(totals), persistent, values_deferred)
+        _transpose(values), _transpose(totals), persistent, values_deferred,
+        None if collectives is None else collectives.pack())
     return MAGIC + bytes([VERSION]) + zlib.compress(marshal.dumps(payload, _MARSHAL_FORMAT),
                                                     _ZLIB_LEVEL)
 
@@ -184,7 +189,7 @@ def unpack_model(data: bytes, reload: Optional[Callable[[], Model]] = None) -> M
     try:
         (src, model_steps, has_trace, miss_stream, notes, frame_rows, trace_rows, rows,
          raw_counts, raw_steps, raw_values, raw_totals, persistent,
-         values_deferred) = marshal.loads(zlib.decompress(data[header:]))
+         values_deferred, collectives) = marshal.loads(zlib.decompress(data[header:]))
     except (ValueError, TypeError, EOFError, zlib.error) as exc:
         raise LoadError("the profile summary is damaged (%s)" % exc) from None
     model = Model(Source(src[0], tuple(src[1]), src[2]), steps=list(model_steps),
@@ -201,6 +206,7 @@ def unpack_model(data: bytes, reload: Optional[Callable[[], Model]] = None) -> M
     model.set_interval_source(execs.full_intervals)
     if src[0] not in _GRAPH_KINDS:  # graph profiles have no path inputs: their nodes do
         model.set_path_source(execs.full_path_inputs)
+    model.set_collective_source(KnownCollectives(unpack_rank(collectives)))
     if has_trace == _HAS_TRACE_FROM_RELOAD:
         model.defer_has_trace(execs.full_has_trace)
     nodes = model.nodes
