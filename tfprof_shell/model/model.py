@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from .intervals import IntervalSource, Intervals, intervals_from_nodes
+from .memory import MemoryProfile, MemorySource
 from .node import GraphNode
 
 
@@ -50,6 +51,8 @@ class Model:
         self._interval_source: Optional[Callable[[], Intervals]] = None
         self._intervals: Optional[Intervals] = None
         self._step_set: Optional[tuple[list[int], set[int]]] = None
+        self._memory_source: Optional[Callable[[], MemoryProfile]] = None
+        self._memory: Optional[MemoryProfile] = None
 
     def add_step(self, step: int) -> None:
         """Add ``step`` to :attr:`steps` (kept sorted) unless it is there: a set
@@ -120,3 +123,22 @@ class Model:
             self._intervals = source() if source is not None else intervals_from_nodes(
                 self.nodes.values())
         return self._intervals
+
+    def set_memory_source(self, source: "MemorySource | Callable[[], MemoryProfile]") -> None:
+        """Where :meth:`memory` comes from (a loader's reader, called once when asked)."""
+        self._memory_source = source
+        self._memory = None
+
+    @property
+    def has_memory_source(self) -> bool:
+        """Whether a loader left memory facts to read (see :meth:`memory`)."""
+        return self._memory_source is not None
+
+    def memory(self) -> MemoryProfile:
+        """The profile's memory over time, built on first use (an empty profile when
+        the format records none)."""
+        if self._memory is None:
+            source = self._memory_source
+            self._memory = source() if source is not None else MemoryProfile(
+                origin=self.source.kind)
+        return self._memory
