@@ -24,13 +24,17 @@ def generic(doc):
     for ev in events:
         if not isinstance(ev, dict):
             continue
-        fields = {k: ev[k] for k in ("ph", "cat", "name", "pid", "tid", "ts", "dur") if k in ev}
+        fields = {k: ev[k] for k in ("ph", "cat", "name", "pid", "tid", "ts", "dur", "id")
+                  if k in ev}
         args = ev.get("args")
         if isinstance(args, dict):
             fields["args"] = EventArgs(**{attr: args[key] for key, attr in (
                 ("External id", "external_id"), ("correlation", "correlation"),
                 ("device", "device"), ("stream", "stream"), ("bytes", "bytes"),
-                ("name", "name"), ("op", "op")) if key in args})
+                ("name", "name"), ("op", "op"), ("Addr", "addr"), ("Bytes", "nbytes"),
+                ("Total Allocated", "total_allocated"), ("Total Reserved", "total_reserved"),
+                ("Device Type", "device_type"), ("Device Id", "device_id"),
+                ("snapshot", "snapshot")) if key in args})
         out.append(TraceEvent(**fields))
     return out
 
@@ -41,7 +45,9 @@ values = st.recursive(scalars, lambda inner: st.one_of(
     st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=4), inner, max_size=3)),
     max_leaves=6)
 arg_keys = st.sampled_from(["External id", "correlation", "device", "stream", "bytes", "name",
-                            "op", "Input Dims", "Call stack"])
+                            "op", "Input Dims", "Call stack", "Addr", "Bytes",
+                            "Total Allocated", "Total Reserved", "Device Type", "Device Id",
+                            "snapshot"])
 args = st.one_of(st.dictionaries(arg_keys, values, max_size=5), values)
 event_keys = st.sampled_from(["ph", "cat", "name", "pid", "tid", "ts", "dur", "id", "bp", "s"])
 events = st.one_of(

@@ -37,6 +37,16 @@ class EventArgs(msgspec.Struct, gc=False):
     bytes: Any = None
     name: Any = UNSET
     op: Any = UNSET
+    #: A PyTorch ``[memory]`` event's block, its size (+ allocated, - freed), the
+    #: allocator's counters after it, and its device (type 0 CPU, 1 CUDA).
+    addr: Any = msgspec.field(name="Addr", default=None)
+    nbytes: Any = msgspec.field(name="Bytes", default=None)
+    total_allocated: Any = msgspec.field(name="Total Allocated", default=None)
+    total_reserved: Any = msgspec.field(name="Total Reserved", default=None)
+    device_type: Any = msgspec.field(name="Device Type", default=None)
+    device_id: Any = msgspec.field(name="Device Id", default=None)
+    #: A TF timeline's tensor object snapshot (``show_memory``): its description.
+    snapshot: Any = None
 
 
 class TraceEvent(msgspec.Struct, gc=False):
@@ -50,6 +60,8 @@ class TraceEvent(msgspec.Struct, gc=False):
     ts: Any = 0
     dur: Any = 0
     args: Optional[EventArgs] = None
+    #: An object event's id (a TF timeline's tensors).
+    id: Any = None
 
 
 #: The args of an event without any (read-only by convention).
@@ -62,8 +74,11 @@ class _Document(msgspec.Struct, gc=False):
 
 _ARG_KEYS = (("External id", "external_id"), ("correlation", "correlation"),
              ("device", "device"), ("stream", "stream"), ("bytes", "bytes"),
-             ("name", "name"), ("op", "op"))
-_EVENT_KEYS = ("ph", "cat", "name", "pid", "tid", "ts", "dur")
+             ("name", "name"), ("op", "op"), ("Addr", "addr"), ("Bytes", "nbytes"),
+             ("Total Allocated", "total_allocated"), ("Total Reserved", "total_reserved"),
+             ("Device Type", "device_type"), ("Device Id", "device_id"),
+             ("snapshot", "snapshot"))
+_EVENT_KEYS = ("ph", "cat", "name", "pid", "tid", "ts", "dur", "id")
 
 _decode = msgspec.json.Decoder(Union[_Document, list[TraceEvent]]).decode
 #: What the typed decoder raises for a document it does not read as typed events.
