@@ -33,6 +33,7 @@ from .render.base import Reply
 from .render.multi import render_multi
 from .render.profiles import ProfileRow, render_profiles
 from .render.sinks import deliver
+from .render.memory_run import run_memory
 from .render.steps_run import run_kernels, run_steps
 from .views.base import ViewResult
 from .views.cache import ProfileViews, without_gc
@@ -78,6 +79,8 @@ class Session:
             "steps": lambda r: deliver(without_gc(run_steps, self._models(), self.current,
                                                   r.options)),
             "kernels": lambda r: deliver(without_gc(run_kernels, self.model, r.options)),
+            "memory": lambda r: deliver(without_gc(run_memory, self._models(), self.current,
+                                                   r.options)),
             "set": self._set,
             "help": lambda r: Reply(text=help_text(r.args)),
             "quit": lambda r: Reply(quit=True),
