@@ -22,6 +22,7 @@ from typing import Any, Optional, Sequence
 from ..errors import LoadError
 from ..model import Model, Source
 from .files import read_bytes
+from .memory_tf1 import TimelineTensors
 from .records import StatRecord
 from .runmeta import add_run_metadata
 from .torch_intervals import DEVICE_CATS, TorchIntervals
@@ -148,12 +149,14 @@ def load_chrome_traces(paths: Sequence[str], graph_path: Optional[str] = None,
             add_op_log(model, op_log, id_to_string)
     count = len(paths)
     torch = TorchFiles(model)
+    tensors = TimelineTensors()
     for i, path in enumerate(paths):
         entry = "entry %d of %d" % (i + 1, count) if count > 1 else ""
         events = read_trace_events(path, entry)
         flavor = trace_flavor(events)
         if flavor == "tensorflow":
             add_tf_timeline(model, i, events, types_from_graph=bool(graph_path))
+            tensors.add(i, events)
         elif flavor == "pytorch":
             torch.add(i, events)
         else:
@@ -170,4 +173,6 @@ def load_chrome_traces(paths: Sequence[str], graph_path: Optional[str] = None,
                            % torch.left_out)
     if torch.kept:
         model.set_interval_source(TorchIntervals(torch.kept))
+    elif tensors.events:
+        model.set_memory_source(tensors.source())
     return model

@@ -34,16 +34,12 @@ from ..model.intervals import StepMark
 from ..model.memory import (HAS_CAPACITY, HAS_COUNTER, HAS_FRAGMENTATION, HAS_FREES,
                             HAS_OWNER, HAS_REGION, HAS_REQUESTED, HAS_SHAPE, DeviceEvents,
                             MemoryProfile, Tables, build_device, sorted_marks)
+from .memory_tf1 import dtype_name
 from .xspace_pick import parse_tf_op
 
 _ALLOCATION = "MemoryAllocation"
 #: Host spans that name the jitted program an allocation happened in (JAX).
 _PROGRAM = re.compile(r"PjitFunction\((.+)\)|.*Execute \((.+)\)")
-#: TensorFlow's DataType enum: the names of the usual ones.
-_DTYPES = {1: "float32", 2: "float64", 3: "int32", 4: "uint8", 5: "int16", 6: "int8",
-           7: "string", 8: "complex64", 9: "int64", 10: "bool", 14: "bfloat16",
-           17: "uint16", 18: "complex128", 19: "float16", 20: "resource", 21: "variant",
-           22: "uint32", 23: "uint64"}
 
 
 def _ints(values: Optional[list[Any]], n: int) -> array:
@@ -125,7 +121,7 @@ class HostMemory:
 
 def _shape(dtype: Any, shape: Any) -> str:
     """``float32[256,1024]`` from a data_type enum value and a shape stat."""
-    name = _DTYPES.get(dtype, "") if isinstance(dtype, int) else str(dtype or "")
+    name = dtype_name(dtype)
     return (name + str(shape or "")) if (name or shape) else ""
 
 

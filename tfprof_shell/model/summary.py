@@ -32,6 +32,7 @@ from typing import Callable, Optional, Sequence
 
 from ..errors import LoadError, UserError
 from .intervals import Intervals
+from .memory import MemoryProfile
 from .model import Model, Source
 from .node import ExecStep, Frame, GraphNode, LazyExecs
 
@@ -196,6 +197,7 @@ def unpack_model(data: bytes, reload: Optional[Callable[[], Model]] = None) -> M
                          _columns(raw_values), values_deferred, reload, model.later_notes)
     offsets = execs.offsets
     model.set_interval_source(execs.full_intervals)
+    model.set_memory_source(execs.full_memory)
     if has_trace == _HAS_TRACE_FROM_RELOAD:
         model.defer_has_trace(execs.full_has_trace)
     nodes = model.nodes
@@ -311,6 +313,10 @@ class SummaryExecs:
     def full_intervals(self) -> Intervals:
         """The full model's time intervals (steps and kernels need them)."""
         return self._full_model("step intervals").intervals()
+
+    def full_memory(self) -> MemoryProfile:
+        """The full model's memory over time (the memory command needs it)."""
+        return self._full_model("memory events").memory()
 
     def _where(self) -> str:
         return ", ".join(self._source.paths) or self._source.kind
