@@ -7,11 +7,10 @@ Each key reads what the format records and names what it lacks in parentheses:
 
 from __future__ import annotations
 
-import os
 from bisect import bisect_right
 from typing import Callable, Optional
 
-from ..load.torch_intervals import user_frame
+from ..load.own_code import code_label, own_code
 from ..model import Model
 from ..model.memory import BEFORE, Blocks, DeviceMemory, MemoryProfile
 from ..model.node import Frame
@@ -28,16 +27,6 @@ FREED_LATER = "freed in a later step"
 NOT_FREED = "not freed while profiled"
 OUTSIDE_STEPS = "allocated outside any step"
 NO_STEPS_FREED = "freed while profiled"
-
-
-def own_code(frame: Frame) -> bool:
-    """Whether a frame is the program's own code (not a library's or Python's)."""
-    return user_frame("%s(%d): %s" % (frame.file, frame.lineno, frame.function))
-
-
-def code_label(frame: Frame) -> str:
-    """``file.py:LINE:function``, as the code view names a frame (base name only)."""
-    return "%s:%d:%s" % (os.path.basename(frame.file), frame.lineno, frame.function)
 
 
 def key_function(by: str, profile: MemoryProfile, model: Optional[Model] = None) -> KeyOf:
