@@ -65,6 +65,13 @@ class Model:
             insort(self.steps, step)
 
     @property
+    def signed_memory(self) -> bool:
+        """Whether a node's bytes may be below 0: a PyTorch op's self memory (what it
+        allocated minus what it freed, as key_averages counts it) is, for an op that
+        frees more than it allocates. Memory bounds then apply only when given."""
+        return self.source.kind == "chrome_trace"
+
+    @property
     def has_trace(self) -> bool:
         """Whether any node carries a code trace (the code view needs one)."""
         check = self._trace_check
