@@ -13,6 +13,7 @@ COMMUNICATION = "CommunicationChecker"
 COPIES = "CopiesChecker"
 SYNC_STALL = "SyncStallChecker"
 STRAGGLER = "StragglerChecker"
+MEMORY = "MemoryChecker"
 
 #: Checker name -> one sentence of help, in display order.
 CHECKER_HELP: dict[str, str] = {
@@ -30,6 +31,9 @@ CHECKER_HELP: dict[str, str] = {
     SYNC_STALL: "Host synchronisation waits inside the step (device syncs, .item()).",
     STRAGGLER: "With several profiles loaded (ranks of a job): the one slowest in most "
                "steps, and what it waited on.",
+    MEMORY: "Memory: a peak near capacity, fragmentation, reserved far above allocated, "
+            "growth over the steps with its suspects, one allocation dominating the peak, "
+            "and what the format does not record.",
 }
 #: The original engine's checkers: the only ones `advise` runs by default on the
 #: inputs the engine reads (ProfileProto, graph + run metadata), as it does.

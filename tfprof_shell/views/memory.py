@@ -14,7 +14,7 @@ Definitions (on a :class:`~tfprof_shell.model.memory.MemoryProfile`):
   *slope* is the least-squares slope of the end levels over the steps;
 * a *leak suspect* is a key (an op, a line, ...) whose blocks allocated in a
   step are never freed while profiled, in at least two of the steps before the
-  last and in two thirds of them (what the last step allocates may be freed by
+  last and in two thirds of them, at least 0.1% of the peak (and 1 KiB) per step (what the last step allocates may be freed by
   the next, unprofiled one; memory that changes hands every step, as a
   variable's buffers do, is freed a step or a few later, and is no suspect).
 """
@@ -34,6 +34,9 @@ from .memory_keys import KEYS, KeyOf, key_function
 
 #: The live set's line for what was allocated before the profile began.
 BEFORE_PROFILE = "(allocated before the profile)"
+#: A leak suspect leaves at least this share of the peak per step (tiny survivors are
+#: what formats without every free record, TF1's, show of fetched results).
+SUSPECT_FLOOR = 0.001
 
 
 @dataclass
@@ -76,16 +79,14 @@ class StepLevel:
 @dataclass
 class Suspect:
     """A key whose blocks are never freed: allocated in ``steps`` of the ``judged``
-    steps (those before the last), ``nbytes`` in all."""
+    steps (those before the last), ``nbytes`` in all, ``per_step`` the median over the
+    judged steps (the first step's share may hold state made once)."""
 
     key: str
     steps: int
     judged: int
     nbytes: int
-
-    @property
-    def per_step(self) -> int:
-        return self.nbytes // max(self.judged, 1)
+    per_step: int
 
 
 @dataclass
@@ -108,6 +109,10 @@ class DeviceResult:
     timeline: tuple[list[int], list[int], Optional[list[int]]]
     first: int
     last: int
+    #: the largest single block alive at the peak: (bytes, key), None if none
+    largest: Optional[tuple[int, str]] = None
+    #: the most the allocator reserved at any time (None where not recorded)
+    reserved_max: Optional[int] = None
 
 
 @dataclass
@@ -152,11 +157,13 @@ def _device(d: DeviceMemory, profile: MemoryProfile, key_of: KeyOf,
     if span is not None:
         lo, hi = bisect_left(times, span[0]), bisect_left(times, span[1])
     peak = _peak(d, profile.marks, lo, hi)
-    live, unexplained = _live(d, peak, key_of, profile.marks)
+    live, unexplained, largest = _live(d, peak, key_of, profile.marks)
     steps = _step_levels(d, profile.marks)
     return DeviceResult(d.name, d.counted, len(times), peak, live, unexplained, steps,
-                        _slope([s.end for s in steps]), _suspects(d, profile.marks, key_of),
-                        d.capacity, _timeline(d, points), times[0], times[-1])
+                        _slope([s.end for s in steps]),
+                        _suspects(d, profile.marks, key_of, peak.nbytes),
+                        d.capacity, _timeline(d, points), times[0], times[-1], largest,
+                        max(d.reserved) if d.reserved is not None and len(d.reserved) else None)
 
 
 def _peak(d: DeviceMemory, marks: Sequence[StepMark], lo: int, hi: int) -> Peak:
@@ -177,16 +184,17 @@ def _peak(d: DeviceMemory, marks: Sequence[StepMark], lo: int, hi: int) -> Peak:
 
 
 def _live(d: DeviceMemory, peak: Peak, key_of: KeyOf, marks: Sequence[StepMark]
-          ) -> tuple[list[LiveRow], int]:
-    """The blocks alive at the peak event, by key, largest first; and the bytes they
-    leave unexplained (counted levels)."""
+          ) -> tuple[list[LiveRow], int, Optional[tuple[int, str]]]:
+    """The blocks alive at the peak event, by key, largest first; the bytes they leave
+    unexplained (counted levels); and the largest block (bytes, key)."""
     if peak.index < 0:
-        return [], 0
+        return [], 0, None
     b = d.blocks
     p = peak.index
     rows: dict[str, list] = {}
     total = 0
     times = d.times
+    largest: Optional[tuple[int, str]] = None
     for i, (first, last) in enumerate(zip(b.first, b.last)):
         if first > p or last <= p:
             continue
@@ -211,6 +219,8 @@ def _live(d: DeviceMemory, peak: Peak, key_of: KeyOf, marks: Sequence[StepMark]
         row[4].add(step)
         if age is not None and (row[5] is None or age > row[5]):
             row[5] = age
+        if largest is None or n > largest[0]:
+            largest = (n, key)
     unexplained = max(peak.nbytes - total, 0) if d.counted else 0
     if unexplained:
         row = rows.setdefault(BEFORE_PROFILE, [0, 0, 0, False, {None}, None])
@@ -220,7 +230,7 @@ def _live(d: DeviceMemory, peak: Peak, key_of: KeyOf, marks: Sequence[StepMark]
                    tuple(sorted(r[4], key=lambda s: (s is None, s or 0))), r[5])
            for key, r in rows.items()]
     out.sort(key=lambda r: (-r.nbytes, r.key))
-    return out, unexplained
+    return out, unexplained, largest
 
 
 def _step_levels(d: DeviceMemory, marks: Sequence[StepMark]) -> list[StepLevel]:
@@ -258,8 +268,10 @@ def _slope(values: Sequence[int]) -> Optional[float]:
     return num / den
 
 
-def _suspects(d: DeviceMemory, marks: Sequence[StepMark], key_of: KeyOf) -> list[Suspect]:
-    """Keys whose blocks allocated step after step are never freed (see the module)."""
+def _suspects(d: DeviceMemory, marks: Sequence[StepMark], key_of: KeyOf, peak: int
+              ) -> list[Suspect]:
+    """Keys whose blocks allocated step after step are never freed (see the module),
+    at least :data:`SUSPECT_FLOOR` of the peak (and 1 KiB) per step."""
     if len(marks) < 3:
         return []
     times = d.times
@@ -278,10 +290,19 @@ def _suspects(d: DeviceMemory, marks: Sequence[StepMark], key_of: KeyOf) -> list
         per = survivors[key_of(b, i, d)]
         per[s] = per.get(s, 0) + b.nbytes[i]
     need = max(2, -(-2 * judged // 3))
-    out = [Suspect(key, len(per), judged, sum(per.values()))
+    out = [Suspect(key, len(per), judged, sum(per.values()),
+                   median([per.get(s, 0) for s in range(judged)]))
            for key, per in survivors.items() if len(per) >= need]
+    floor = max(1024, int(peak * SUSPECT_FLOOR))
+    out = [s for s in out if s.per_step >= floor]
     out.sort(key=lambda s: (-s.nbytes, s.key))
     return out
+
+
+def median(values: Sequence[int]) -> int:
+    """The median of ``values`` (the lower of the middle two)."""
+    ordered = sorted(values)
+    return ordered[(len(ordered) - 1) // 2] if ordered else 0
 
 
 def _timeline(d: DeviceMemory, points: int
