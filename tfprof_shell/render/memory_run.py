@@ -29,9 +29,9 @@ _NO_MEMORY = {
     "chrome_trace": "a PyTorch trace has memory events only when recorded with "
                     "torch.profiler.profile(profile_memory=True); a TensorFlow timeline "
                     "only when written with show_memory=True",
-    "profile": "this profile keeps no allocation records (TensorFlow's profiler keeps "
-               "them for GPU allocators only): give the run metadata files "
-               "(--graph_path with --run_meta_path) for CPU memory over time",
+    "profile": "TensorFlow's profiler keeps allocation records of GPU allocators only; "
+               "give the run metadata files (--graph_path with --run_meta_path) for CPU "
+               "memory over time",
 }
 
 
