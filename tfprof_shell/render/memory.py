@@ -93,11 +93,12 @@ def _device_text(d: DeviceResult, result: MemoryResult, title: str, min_bytes: i
                  ) -> list[str]:
     level = ("the allocator's counter" if d.counted and HAS_COUNTER in result.has
              else "the blocks the profile saw allocated")
-    lines = ["%s, %s: %d events over %s (%s); level: %s." % (
+    lines = ["%s on %s: %d events over %s (%s); level: %s." % (
         title, d.name, d.events, _steps_named(result), result.origin, level)]
     p = d.peak
     where = "step %d" % p.step if p.step is not None else "outside any step"
-    facts = ["peak %s at %s (%s), reached %d time%s" % (
+    facts = ["%speak %s at %s (%s), reached %d time%s" % (
+        "step %d's " % result.step if result.step is not None else "",
         format_memory(p.nbytes), _at(p.time, result.start), where, p.times_reached,
         "" if p.times_reached == 1 else "s")]
     if p.reserved is not None:

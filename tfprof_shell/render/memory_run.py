@@ -90,10 +90,7 @@ def run_memory(models: Mapping[str, Model], current: str, opts: Options) -> Rend
     if kind in ("timeline", "pprof") and (opts.profiles or opts.base):
         raise RequestError("-output %s shows one profile: drop %s, or 'use NAME' to pick "
                            "the profile" % (kind, "-base" if opts.base else "-profiles"))
-    if opts.base and opts.profiles:
-        raise RequestError("-base compares two profiles and -profiles combines several: "
-                           "give one of them")
-    if opts.profiles:
+    if opts.profiles:  # over -base (which --base_profile_path sets), as steps does
         names = select_profiles(models, opts.profiles)
         results = [(n, memory_of(models[n], n, opts, True)) for n in names]
         return _deliver(ranks_text(results), ranks_document(results), opts)

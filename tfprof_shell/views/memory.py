@@ -126,6 +126,8 @@ class MemoryResult:
     notes: list[str] = field(default_factory=list)
     origin: str = ""
     start: int = 0
+    #: the step whose peak is shown (None: the whole profile's)
+    step: Optional[int] = None
 
 
 def memory_result(model: Model, by: str, step: Optional[int] = None,
@@ -140,7 +142,7 @@ def memory_result(model: Model, by: str, step: Optional[int] = None,
     results = [_device(d, profile, key_of, span, points) for d in chosen if len(d.times)]
     starts = [d.times[0] for d in chosen if len(d.times)] + [m.start for m in profile.marks]
     return MemoryResult(by, results, profile.marks, profile.has, list(profile.notes),
-                        profile.origin, min(starts) if starts else 0)
+                        profile.origin, min(starts) if starts else 0, step)
 
 
 def _step_span(marks: Sequence[StepMark], step: Optional[int]) -> Optional[tuple[int, int]]:
