@@ -257,35 +257,11 @@ class XPlaneMemorySource:
         for h, mem in enumerate(self.mems):
             programs = (_programs(self.paths[h], mem) if needs_program and h < len(self.paths)
                         else {})
-            by_allocator: dict[str, DeviceEvents] = {}
-            for k in range(len(mem)):
-                name = mem.prefix + (mem.allocator[k] or "allocator")
-                raw = by_allocator.get(name)
-                if raw is None:
-                    raw = by_allocator[name] = DeviceEvents(name, allocated=[], fragmentation=[])
-                    raw.available = []  # type: ignore[attr-defined]
-                t = mem.time[k] // 1000
-                if mem.alloc[k]:
-                    node = node_of(mem, k)
-                    if node:
-                        owner = tables.owner(self.op_types.get(node, ""), node)
-                    else:
-                        program = programs.get(k, "")
-                        owner = tables.owner(program, program) if program else -1
-                    raw.add(t, mem.nbytes[k], mem.addr[k], mem.requested[k], owner,
-                            tables.label(mem.shape[k]), tables.label(mem.region[k]))
-                else:
-                    raw.add(t, -mem.nbytes[k], mem.addr[k])
-                raw.allocated.append(mem.allocated[k])  # type: ignore[union-attr]
-                raw.fragmentation.append(mem.fragmentation[k])  # type: ignore[union-attr]
-                raw.available.append(mem.available[k])  # type: ignore[attr-defined]
-            for raw in by_allocator.values():
-                device = build_device(raw)
-                if len(device.times):
-                    peak = max(range(len(device.allocated)), key=device.allocated.__getitem__)
-                    order = sorted(range(len(raw.times)), key=raw.times.__getitem__)
-                    device.capacity = device.allocated[peak] + raw.available[order[peak]]  # type: ignore[attr-defined]
-                devices.append(device)
+            by_allocator: dict[str, list[int]] = {}
+            for k, name in enumerate(mem.allocator):
+                by_allocator.setdefault(name, []).append(k)
+            for name, ks in sorted(by_allocator.items()):
+                devices.append(build_device(self._events(mem, name, ks, tables, programs)))
         devices.sort(key=lambda d: d.name)
         has = {HAS_COUNTER, HAS_FREES, HAS_CAPACITY, HAS_FRAGMENTATION, HAS_OWNER, HAS_REGION,
                HAS_SHAPE, HAS_REQUESTED}
@@ -295,6 +271,52 @@ class XPlaneMemorySource:
                          "the jitted program running around it")
         return tables.profile(devices, sorted_marks(self.marks), frozenset(has), notes,
                               "MemoryAllocation events")
+
+
+    def _events(self, mem: HostMemory, name: str, ks: list[int], tables: Tables,
+                programs: dict[int, str]) -> DeviceEvents:
+        """The DeviceEvents of allocator ``name``: the events at ``ks``, as columns."""
+        every = len(ks) == len(mem)
+        pick: Callable[[Sequence[Any]], list[Any]] = (
+            list if every else (lambda column: [column[k] for k in ks]))
+        alloc = pick(mem.alloc)
+        nbytes = pick(mem.nbytes)
+        owners: dict[str, int] = {}
+        labels: dict[str, int] = {}
+        owner, shape, region = [], [], []
+        op_types, label = self.op_types, tables.label
+        for j, k in enumerate(ks):
+            if not alloc[j]:
+                owner.append(-1)
+                shape.append(-1)
+                region.append(-1)
+                continue
+            op = mem.op[k]
+            found = owners.get(op) if op else None
+            if found is None:
+                if op:
+                    node = node_of(mem, k)
+                    found = owners[op] = tables.owner(op_types.get(node, ""), node)
+                else:
+                    program = programs.get(k, "")
+                    found = tables.owner(program, program) if program else -1
+            owner.append(found)
+            for text, out in ((mem.shape[k], shape), (mem.region[k], region)):
+                index = labels.get(text)
+                if index is None:
+                    index = labels[text] = label(text)
+                out.append(index)
+        raw = DeviceEvents(mem.prefix + (name or "allocator"))
+        raw.times = [t // 1000 for t in pick(mem.time)]
+        raw.size = [n if a else -n for a, n in zip(alloc, nbytes)]
+        raw.addr = pick(mem.addr)
+        raw.requested = pick(mem.requested)
+        raw.owner, raw.shape, raw.region = owner, shape, region
+        raw.code = [-1] * len(ks)
+        raw.allocated = pick(mem.allocated)
+        raw.fragmentation = pick(mem.fragmentation)
+        raw.available = pick(mem.available)
+        return raw
 
 
 def _programs(path: str, mem: HostMemory) -> dict[int, str]:

@@ -194,6 +194,9 @@ class DeviceEvents:
     allocated: Optional[list[int]] = None
     reserved: Optional[list[int]] = None
     fragmentation: Optional[list[float]] = None
+    #: bytes the allocator could still give after each event (the capacity is the
+    #: level plus this at the peak, where ``capacity`` is not given)
+    available: Optional[list[int]] = None
     capacity: int = -1
 
     def add(self, time: int, size: int, addr: Any, requested: int = -1, owner: int = -1,
@@ -250,12 +253,16 @@ def build_device(raw: DeviceEvents) -> DeviceMemory:
     else:
         before = sum(b for f, b in zip(first, nbytes) if f == BEFORE)
         allocated = array("q", accumulate((size[i] for i in order), initial=before))[1:]
+    capacity = raw.capacity
+    if capacity < 0 and raw.available is not None and n:
+        peak = allocated.index(max(allocated))
+        capacity = allocated[peak] + raw.available[order[peak]]
     return DeviceMemory(
         raw.name, times, allocated, blocks, counted,
         None if raw.reserved is None else array("q", map(raw.reserved.__getitem__, order)),
         None if raw.fragmentation is None
         else array("d", map(raw.fragmentation.__getitem__, order)),
-        raw.capacity)
+        capacity)
 
 
 def step_at(marks: Sequence[StepMark], t: int) -> Optional[int]:
