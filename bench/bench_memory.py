@@ -153,12 +153,12 @@ def run(args: argparse.Namespace) -> list[list[Any]]:
         ours_peaks = ours_summary(path, env)
         for name in sorted(set(theirs_peaks) | set(ours_peaks)):
             mine, xp = ours_peaks.get(name), theirs_peaks.get(name)
-            rows.append([label, "%s: peak bytes" % name, mine[0] if mine else "--",
-                         xp[0] if xp else "--", "equal" if mine and xp and mine[0] == xp[0]
-                         else "DIFFERENT"])
+            rows.append([label, "%s: peak bytes" % name, "%d" % mine[0] if mine else "--",
+                         "%d" % xp[0] if xp else "--",
+                         "equal" if mine and xp and mine[0] == xp[0] else "DIFFERENT"])
             rows.append([label, "%s: bytes at the peak left unexplained (ours: allocated "
                          "before the profile; XProf: unused preallocated)" % name,
-                         mine[1] if mine else "--", xp[1] if xp else "--", ""])
+                         "%d" % mine[1] if mine else "--", "%d" % xp[1] if xp else "--", ""])
         out = subprocess.run([sys.executable, os.path.abspath(__file__), "--breakdown", path],
                              check=True, env=env, capture_output=True, text=True).stdout
         spent = json.loads(out)

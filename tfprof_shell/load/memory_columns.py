@@ -58,7 +58,7 @@ def memory_columns(parts: list[bytes], names: dict[int, str], defaults: dict[str
         return None
     each, left = divmod(len(ids), n)
     if not left and ids[::each].count(_BOUNDARY_ID) == n and all(
-            len(set(ids[j::each])) == 1 for j in range(1, each)):
+            ids[j::each].count(ids[j]) == n for j in range(1, each)):
         groups = [(list(range(n)), ids[:each])]
     else:
         groups = _by_layout(ids, n)

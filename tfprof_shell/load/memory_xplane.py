@@ -189,12 +189,15 @@ def node_of(mem: HostMemory, k: int) -> str:
     return mem.prefix + _op_name(op) if op else ""
 
 
-def node_memory(mems: Sequence[HostMemory], step_of: Callable[[int], Optional[int]]
+def node_memory(mems: Sequence[HostMemory],
+                steps_of: Callable[[list[int]], list[Optional[int]]]
                 ) -> dict[str, dict[int, list[int]]]:
-    """node -> step -> (requested, peak, residual, output) bytes (see the module)."""
+    """node -> step -> (requested, peak, residual, output) bytes (see the module);
+    ``steps_of``: the step of each of ascending times."""
     out: dict[str, dict[int, list[int]]] = {}
     for mem in mems:
         order = sorted(range(len(mem)), key=mem.time.__getitem__)
+        steps = steps_of([mem.time[k] for k in order])
         live: dict[tuple[str, int], int] = {}
         open_at: dict[tuple[str, int], list[Any]] = {}
         blocks: list[list[Any]] = []  # [values, node, step, bytes, exec end, freed at]
@@ -202,7 +205,7 @@ def node_memory(mems: Sequence[HostMemory], step_of: Callable[[int], Optional[in
         nbytes, requested, region, exec_end = mem.nbytes, mem.requested, mem.region, mem.exec_end
         names: dict[str, str] = {}
         prefix = mem.prefix
-        for k in order:
+        for k, step in zip(order, steps):
             key = (allocator[k], addr[k])
             if not alloc[k]:
                 block = open_at.pop(key, None)
@@ -214,8 +217,7 @@ def node_memory(mems: Sequence[HostMemory], step_of: Callable[[int], Optional[in
             node = names.get(op)
             if node is None:
                 node = names[op] = prefix + _op_name(op) if op else ""
-            step = step_of(time[k]) if node else None
-            if step is None:
+            if step is None or not node:
                 open_at.pop(key, None)
                 continue
             by_step = out.get(node)

@@ -452,7 +452,8 @@ def model_from_hosts(hosts: Sequence[Host], ref_ns: int, source: Source) -> Mode
     unattributed = 0
     # each host's memory events, before the hosts drop the op spans they need
     mems = [host_memory(host) for host in hosts]
-    memory = node_memory(mems, (lambda t: default) if default is not None else steps.at)
+    memory = node_memory(mems, (lambda ts: [default] * len(ts)) if default is not None
+                         else steps.at_sorted)
     rows: list[Row] = []
     fast = (len(hosts) == 1 and not hosts[0].kernels and not hosts[0].thunks
             and _plain_cpu(device_kind(CPU_DEVICE % hosts[0].index)))

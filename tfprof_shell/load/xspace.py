@@ -412,7 +412,7 @@ class Host:
             return special
         left: list[int] = []
         for md_id in sorted(set(md_ids)):
-            mask = [m == md_id for m in md_ids]
+            mask = list(map(md_id.__eq__, md_ids))
             these = list(compress(special, mask))
             if kinds.get(md_id) != KIND_MEMORY:
                 left += these
