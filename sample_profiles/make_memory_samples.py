@@ -21,7 +21,9 @@ alive in a Python list, a fixed amount per step (the leak ``memory`` and
   ``memory_timeline.json`` (``prof.export_memory_timeline(device="cpu")``:
   ``[times, sizes]``, sizes by category); MLP 256-512-512-10, batch 64, SGD
   with momentum. The leak keeps the first hidden activation (64x512 floats,
-  131,072 bytes) of every step.
+  131,072 bytes) of every step. Beside the leak, ``snapshot.pickle``: PyTorch's
+  own memory snapshot of the same profile (``torch.cuda._memory_viz.
+  _profile_to_snapshot``, the format ``torch.cuda.memory._dump_snapshot`` writes).
 * ``tf2``, ``tf2_leak`` -- a ``tf.function`` training step (GradientTape, SGD by
   ``assign_sub``) profiled with host tracer level 2 (oneDNN on, the x86
   default: TensorFlow then records allocations of 256 KiB or more), 4 steps in
@@ -130,11 +132,13 @@ def record_torch(out_dir, leak):
                 if m:
                     ev["name"] = "%s(%s): %s" % (portable_name(m.group(1)), m.group(2),
                                                  m.group(3))
-        with gzip.open(os.path.join(out_dir, "trace.pt.trace.json.gz"), "wt") as f:
-            json.dump(doc, f)
+        with open(os.path.join(out_dir, "trace.pt.trace.json.gz"), "wb") as f:
+            f.write(gzip.compress(json.dumps(doc).encode(), mtime=0))
         timeline = os.path.join(tmp, "memory_timeline.json")
         prof.export_memory_timeline(timeline, device="cpu")
         shutil.copy(timeline, os.path.join(out_dir, "memory_timeline.json"))
+        if leak:
+            _snapshot(prof, os.path.join(out_dir, "snapshot.pickle"))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     rows = [{"key": e.key, "count": e.count, "self_cpu_memory_usage": e.self_cpu_memory_usage,
@@ -144,6 +148,26 @@ def record_torch(out_dir, leak):
         json.dump({"torch": torch.__version__, "steps": STEPS, "leak_bytes_per_step":
                    64 * 512 * 4 if leak else 0, "key_averages": rows}, f, indent=1)
         f.write("\n")
+
+
+def _snapshot(prof, path):
+    """PyTorch's own memory snapshot of the profile (``_profile_to_snapshot``: the
+    format of ``torch.cuda.memory._dump_snapshot``), frames made portable."""
+    import pickle
+
+    from torch.cuda._memory_viz import _profile_to_snapshot
+
+    snapshot = _profile_to_snapshot(prof)
+    entries = [e for trace in snapshot["device_traces"] for e in trace]
+    entries += [b for seg in snapshot["segments"] for b in seg["blocks"]]
+    for entry in entries:
+        for frame in entry.get("frames", ()):
+            m = re.match(r"(.+)\((\d+)\): (.+)", frame["name"])
+            if m:
+                frame["name"] = "%s(%s): %s" % (portable_name(m.group(1)), m.group(2),
+                                                m.group(3))
+    with open(path, "wb") as f:
+        pickle.dump(snapshot, f, protocol=4)
 
 
 # ---------------------------------------------------------------------------
@@ -248,8 +272,8 @@ def record_tf1_timeline(out_dir):
         with open(os.path.join(HERE, "tiny_mlp", "run_meta_%d" % i), "rb") as f:
             rm.ParseFromString(f.read())
         text = timeline.Timeline(rm.step_stats).generate_chrome_trace_format(show_memory=True)
-        with gzip.open(os.path.join(out_dir, "timeline-%d.json.gz" % i), "wt") as f:
-            f.write(text)
+        with open(os.path.join(out_dir, "timeline-%d.json.gz" % i), "wb") as f:
+            f.write(gzip.compress(text.encode(), mtime=0))
 
 
 # ---------------------------------------------------------------------------
