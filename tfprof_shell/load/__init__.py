@@ -55,7 +55,7 @@ def _timelines_note(files: int, steps: list[int]) -> str:
 def _load_profile_path(inputs: Inputs) -> Model:
     """--profile_path: a ProfileProto, TF2 .xplane.pb files, Chrome-trace timelines, or
     a ``tfprof record`` folder (its first process's profile)."""
-    from .detect import CHROME_TRACE, PPROF, XPLANE, resolve
+    from .detect import CHROME_TRACE, PPROF, SNAPSHOT, XPLANE, resolve
     from .record_dir import open_recording
 
     recorded = open_recording(inputs)
@@ -84,6 +84,9 @@ def _load_profile_path(inputs: Inputs) -> Model:
     if found.kind == PPROF:
         from .memory_pprof import load_pprof
         return load_pprof(found.paths, found.note)
+    if found.kind == SNAPSHOT:
+        from .memory_snapshot import load_snapshot
+        return load_snapshot(found.paths, found.note)
     from ..errors import LoadError
     from .profile import load_profile
     try:

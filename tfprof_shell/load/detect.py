@@ -16,12 +16,15 @@ from typing import Optional, Sequence
 
 from ..errors import LoadError, UsageError
 from .memory_pprof import is_pprof_name, looks_like_pprof
+from .memory_snapshot import is_snapshot_name
 
 PROFILE = "profile"
 XPLANE = "xplane"
 CHROME_TRACE = "chrome_trace"
 #: JAX device memory profiles (pprof).
 PPROF = "pprof"
+#: PyTorch memory snapshots (pickles, read as plain data only).
+SNAPSHOT = "snapshot"
 
 XPLANE_SUFFIXES = (".xplane.pb", ".xplane.pb.gz")
 RIEGELI_SUFFIXES = (".xplane.riegeli", ".riegeli")
@@ -60,6 +63,8 @@ def kind_of_file(path: str) -> str:
         return CHROME_TRACE
     if is_pprof_name(low):
         return PPROF
+    if is_snapshot_name(low):
+        return SNAPSHOT
     try:
         with open(path, "rb") as fh:
             head = fh.read(64)
@@ -108,6 +113,8 @@ def resolve(profile_path: str, run: Optional[str] = None,
             return Resolved(XPLANE, _pick_hosts(tuple(items), hosts))
         if kinds == {PPROF}:
             return Resolved(PPROF, tuple(items))
+        if kinds == {SNAPSHOT}:
+            return Resolved(SNAPSHOT, tuple(items))
         raise UsageError("--profile_path lists several files: give either Chrome-trace "
                          ".json files (one per step), .xplane.pb files (one per host) or "
                          "device memory profiles (.prof, one per step)")

@@ -198,6 +198,8 @@ class DeviceEvents:
     #: level plus this at the peak, where ``capacity`` is not given)
     available: Optional[list[int]] = None
     capacity: int = -1
+    #: blocks allocated before the profile and never freed: (bytes, code)
+    before: list[tuple[int, int]] = field(default_factory=list)
 
     def add(self, time: int, size: int, addr: Any, requested: int = -1, owner: int = -1,
             shape: int = -1, region: int = -1, code: int = -1) -> None:
@@ -246,6 +248,13 @@ def build_device(raw: DeviceEvents) -> DeviceMemory:
                         (raw.shape, blocks.shape), (raw.region, blocks.region),
                         (raw.code, blocks.code)):
         out.extend(column[i] if i >= 0 else -1 for i in taken)
+    for nbytes_before, code in raw.before:
+        first.append(BEFORE)
+        last.append(n)
+        nbytes.append(nbytes_before)
+        for out in (blocks.requested, blocks.owner, blocks.shape, blocks.region):
+            out.append(-1)
+        blocks.code.append(code)
     times = array("q", map(raw.times.__getitem__, order))
     counted = raw.allocated is not None
     if counted:
