@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import ast
 import glob
 import gzip
 import json
@@ -30,6 +31,24 @@ from tfprof_shell.model import stats as S
 from tfprof_shell.views.memory import BEFORE_PROFILE, memory_result
 
 XPROF = os.path.join(ROOT, "tests", "golden", "xprof")
+
+
+def script_line(text: str, nth: int = 0) -> str:
+    """``make_memory_samples.py:N:FUNC`` of the nth line of the recording script holding
+    ``text`` in the innermost function holding it, as the code view names a frame."""
+    with open(sample("make_memory_samples.py")) as fh:
+        source = fh.read()
+    line = [i for i, text_line in enumerate(source.splitlines(), start=1)
+            if text in text_line][nth]
+    funcs = [f for f in ast.walk(ast.parse(source)) if isinstance(f, ast.FunctionDef)
+             and f.lineno <= line <= f.end_lineno]
+    return "make_memory_samples.py:%d:%s" % (line, max(funcs, key=lambda f: f.lineno).name)
+
+
+#: The lines whose allocations the leaking recordings keep: PyTorch names a Python frame
+#: by its function's first line, a JAX device memory profile by the line running.
+TORCH_LEAK_LINE = script_line("def forward(self, x):")
+JAX_LEAK_LINE = script_line("params, value, first = train_step(params, x, y)", 1)
 
 
 def _model(*parts: str):
@@ -166,10 +185,9 @@ def test_run_metadata_level_is_the_allocation_records():
 
 
 @pytest.mark.parametrize("parts,per_step,op,line", [
-    (("memory", "torch_leak"), 64 * 512 * 4, "aten::clamp_min",
-     "make_memory_samples.py:94:forward"),
+    (("memory", "torch_leak"), 64 * 512 * 4, "aten::clamp_min", TORCH_LEAK_LINE),
     (("memory", "tf2_leak"), 256 * 1024 * 4, "_MklNativeFusedMatMul", None),
-    (("memory", "jax_leak"), 128 * 512 * 4, None, "make_memory_samples.py:293:record_jax"),
+    (("memory", "jax_leak"), 128 * 512 * 4, None, JAX_LEAK_LINE),
 ])
 def test_leaks_grow_by_what_each_step_keeps_and_name_their_source(parts, per_step, op, line):
     model = _model(*parts)
@@ -187,3 +205,14 @@ def test_no_leak_no_suspects(parts):
     for d in memory_result(_model(*parts), "op").devices:
         assert d.suspects == []
         assert abs(d.slope or 0) < 0.01 * d.peak.nbytes
+
+
+def test_snapshot_level_is_export_memory_timelines():
+    """PyTorch's own snapshot of the leak's profile (_profile_to_snapshot) and its
+    export_memory_timeline come from one memory profile: the same peak, the tensors that
+    existed before profiling included."""
+    with open(sample("memory", "torch_leak", "memory_timeline.json")) as fh:
+        _, sizes = json.load(fh)
+    (d,) = memory_result(_model("memory", "torch_leak", "snapshot.pickle"), "code").devices
+    assert d.name == "cpu"
+    assert d.peak.nbytes == max(sum(row) for row in sizes)
