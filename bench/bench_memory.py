@@ -13,8 +13,8 @@ whole processes, alternating (ours, XProf, ours, XProf, ...), medians of --runs:
 * agreement: our peak against XProf's, per allocator, and what each leaves
   unexplained at the peak (XProf's "unused preallocated device memory" against our
   "allocated before the profile");
-* load: in one process of ours, the share of a TF2 load spent on memory events
-  (reading them as columns, finding each allocation's op event, the op columns).
+* load: in one process of ours, the share of a TF2 load's CPU time spent on memory
+  events (reading them as columns, finding each allocation's op event, the op columns).
 
     python bench/bench_memory.py --xprof-python PY --tf-python PY [--runs 3] [FILE ...]
 
@@ -89,7 +89,8 @@ def ours_summary(path: str, env: dict[str, str]) -> dict[str, tuple[int, int]]:
 
 
 def load_breakdown(path: str) -> dict[str, float]:
-    """In this process: seconds of a TF2 load, and of its memory parts."""
+    """In this process: CPU seconds of a TF2 load (this process's: a forked picking
+    child's are not counted), and of its memory parts."""
     sys.path.insert(0, ROOT)
     from tfprof_shell.load import Inputs, load_model, memory_xplane, xplane, xspace
 
@@ -99,19 +100,19 @@ def load_breakdown(path: str) -> dict[str, float]:
         real = getattr(owner, name)
 
         def wrapper(*a: Any, **k: Any) -> Any:
-            t = time.perf_counter()
+            t = time.process_time()
             try:
                 return real(*a, **k)
             finally:
-                spent[label] += time.perf_counter() - t
+                spent[label] += time.process_time() - t
         setattr(owner, name, wrapper)
 
     timed(xspace.Host, "_read_memory_columns", "read as columns")
     timed(memory_xplane, "_exec_ends", "op event of each allocation")
     timed(xplane, "node_memory", "op columns")
-    t = time.perf_counter()
+    t = time.process_time()
     load_model(Inputs(profile_path=path))
-    spent["load"] = time.perf_counter() - t
+    spent["load"] = time.process_time() - t
     return spent
 
 
@@ -164,7 +165,7 @@ def run(args: argparse.Namespace) -> list[list[Any]]:
         spent = json.loads(out)
         load = spent.pop("load")
         memory = sum(spent.values())
-        rows.append([label, "in-process load s; of it memory events (%s)" % ", ".join(
+        rows.append([label, "in-process load, CPU s; of it memory events (%s)" % ", ".join(
             "%s %.2f" % kv for kv in spent.items()), "%.2f; %.2f (%.0f%%)" % (
                 load, memory, 100 * memory / load), "", ""])
     return rows
