@@ -406,7 +406,7 @@ def main(argv=None) -> int:
         if rows:
             print("\nTF2 memory against XProf's memory_profile (bench/bench_memory.py)")
             print(tabulate(rows, headers=["profile", "measure", "ours", "XProf", "ratio"],
-                           tablefmt="github"))
+                           tablefmt="github", disable_numparse=True))
         sys.stdout.flush()
     if args.hta_python:
         compare, growth = _bench_module("bench_torch").run(argparse.Namespace(

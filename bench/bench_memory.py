@@ -187,7 +187,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     from tabulate import tabulate
     rows = run(args)
     print(tabulate(rows, headers=["profile", "measure", "ours", "XProf", "ratio"],
-                   tablefmt="github"))
+                   tablefmt="github", disable_numparse=True))
     print("(load average at the end: %s)" % " ".join("%.1f" % x for x in os.getloadavg()))
     return 0
 
