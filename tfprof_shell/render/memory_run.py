@@ -23,9 +23,9 @@ _WRITTEN = ("stdout", "file", "json", "none", "timeline", "pprof")
 
 #: Why a format has no memory facts, and how to record them.
 _NO_MEMORY = {
-    "xplane": "no MemoryAllocation events: TensorFlow records them on the CPU only with "
-              "oneDNN on and for tensors of 256 KiB or more, at host tracer level 2 or "
-              "more; JAX records none on the CPU (use jax.profiler.device_memory_profile())",
+    "xplane": "TensorFlow records them at host tracer level 2 or more, on the CPU only "
+              "with oneDNN on and for tensors of 256 KiB or more; JAX records none on the "
+              "CPU (use jax.profiler.device_memory_profile())",
     "chrome_trace": "a PyTorch trace has memory events only when recorded with "
                     "torch.profiler.profile(profile_memory=True); a TensorFlow timeline "
                     "only when written with show_memory=True",
