@@ -26,8 +26,9 @@ built with our own schemas (bench/make_large_profile.py) whose random call
 stacks make a very large code view. "large" is both when there is an engine
 Python, else the synthetic one. Generated profiles are cached in bench/.cache/.
 
-With --xprof-python (a Python with the xprof package), the TF2 comparison of
-bench/bench_xprof.py runs too and its table is printed after ours; with
+With --xprof-python (a Python with the xprof package), the TF2 comparisons of
+bench/bench_xprof.py (op statistics) and bench/bench_memory.py (memory) run too and
+their tables are printed after ours; with
 --hta-python (a Python with HolisticTraceAnalysis), bench/bench_torch.py
 compares the PyTorch route with HTA and shows its growth at 1x/2x/4x steps; with
 --parallel-copies N, bench/bench_parallel.py then loads N copies of the large
@@ -400,6 +401,13 @@ def main(argv=None) -> int:
             print("\nTF2 profiles against XProf (bench/bench_xprof.py)")
             print(tabulate(rows, headers=["profile", "measure", "ours", "XProf", "ratio"],
                            tablefmt="github"))
+        rows = _bench_module("bench_memory").run(argparse.Namespace(
+            files=[], xprof_python=args.xprof_python, tf_python=engine_py, runs=args.runs))
+        if rows:
+            print("\nTF2 memory against XProf's memory_profile (bench/bench_memory.py)")
+            print(tabulate(rows, headers=["profile", "measure", "ours", "XProf", "ratio"],
+                           tablefmt="github", disable_numparse=True))
+        sys.stdout.flush()
     if args.hta_python:
         compare, growth = _bench_module("bench_torch").run(argparse.Namespace(
             hta_python=args.hta_python, steps=args.torch_steps, hta_sizes="1,2",

@@ -22,7 +22,10 @@ ARGS = (("External id", "external_id"), ("correlation", "correlation"), ("device
         ("Collective name", "collective"), ("Process Group Name", "group_name"),
         ("Process Group Description", "group_desc"), ("Process Group Ranks", "group_ranks"),
         ("Group size", "group_size"), ("In msg nelems", "in_nelems"),
-        ("Out msg nelems", "out_nelems"), ("dtype", "dtype"), ("Seq", "seq"))
+        ("Out msg nelems", "out_nelems"), ("dtype", "dtype"), ("Seq", "seq"),
+        ("Addr", "addr"), ("Bytes", "nbytes"), ("Total Allocated", "total_allocated"),
+        ("Total Reserved", "total_reserved"), ("Device Type", "device_type"),
+        ("Device Id", "device_id"), ("snapshot", "snapshot"))
 
 
 def generic(doc, dist=False):
@@ -36,7 +39,8 @@ def generic(doc, dist=False):
     for ev in events:
         if not isinstance(ev, dict):
             continue
-        fields = {k: ev[k] for k in ("ph", "cat", "name", "pid", "tid", "ts", "dur") if k in ev}
+        fields = {k: ev[k] for k in ("ph", "cat", "name", "pid", "tid", "ts", "dur", "id")
+                  if k in ev}
         args = ev.get("args")
         if isinstance(args, dict):
             fields["args"] = (DistEventArgs if dist else EventArgs)(
@@ -52,7 +56,9 @@ values = st.recursive(scalars, lambda inner: st.one_of(
     max_leaves=6)
 arg_keys = st.sampled_from(["External id", "correlation", "device", "stream", "bytes", "name",
                             "op", "Input Dims", "Call stack", "Collective name", "Seq",
-                            "Process Group Name", "Process Group Ranks", "In msg nelems"])
+                            "Process Group Name", "Process Group Ranks", "In msg nelems",
+                            "Addr", "Bytes", "Total Allocated", "Total Reserved",
+                            "Device Type", "Device Id", "snapshot"])
 args = st.one_of(st.dictionaries(arg_keys, values, max_size=5), values)
 event_keys = st.sampled_from(["ph", "cat", "name", "pid", "tid", "ts", "dur", "id", "bp", "s"])
 events = st.one_of(

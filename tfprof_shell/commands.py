@@ -76,6 +76,15 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
             "'REGEX=FACTOR' finds the path if that work took FACTOR times as long, -base NAME "
             "compares with another profile. TF2/JAX GPU profiles give an approximate path, "
             "TensorFlow 1 graphs the longest dataflow chain. See docs/critpath.md."),
+    Command("memory", "memory", "Memory over time per device: the peak, what is alive at "
+            "it, growth over the steps.",
+            "A sparkline of each device's level with the step starts; the peak (when first "
+            "reached, how often, in which step; reserved, fragmentation and capacity where "
+            "the format records them); the blocks alive at the peak, matched over the whole "
+            "profile and grouped by -by op|scope|code|shape|region|category; each step's "
+            "highest and final level, the growth per step and the leak suspects. -step N "
+            "looks at step N's peak, -device NAME at one device; -base NAME compares the "
+            "peaks and live sets, -profiles ranks several profiles. See docs/memory.md."),
     Command("advise", "advise", "Run the advisor's checkers and print their advice.",
             "Checkers: AcceleratorUtilizationChecker, OperationChecker, "
             "ExpensiveOperationChecker. The original's JobChecker has no open-source "

@@ -50,8 +50,19 @@ CRITPATH = "critpath"
 COLLECTIVES_COMMAND = "collectives"
 #: Commands that take the options of comparing and combining profiles.
 MULTI_COMMANDS = VIEW_COMMANDS + ("set",)
-#: ... and the steps command, which compares and combines its own way.
-STEPS_MULTI_COMMANDS = MULTI_COMMANDS + ("steps",)
+#: ... and the steps and memory commands, which compare and combine their own way.
+STEPS_MULTI_COMMANDS = MULTI_COMMANDS + ("steps", "memory")
+#: What `memory -by` groups the blocks alive at the peak by, with what each means.
+MEMORY_KEYS = {
+    "op": "The op type that allocated (a JAX program where events name no op).",
+    "scope": "The node that allocated: its name scope path.",
+    "code": "The innermost line of the program's own code on the allocating stack.",
+    "shape": "The tensor shape and type (the block's size where none is recorded).",
+    "region": "The allocation's region as the format names it (TensorFlow: output, "
+              "temp, persist...).",
+    "category": "How long the block lived: freed within its step, freed in a later "
+                "step, or not freed while profiled.",
+}
 #: How -profiles combines each node's values, with what each means.
 AGGREGATES = {
     "sum": "Add the profiles' values (a profile without the node adds nothing).",
@@ -131,7 +142,10 @@ class Options:
     """The options of one command. Immutable: parsing returns a new copy."""
 
     max_depth: int = _opt(10, INT32, "Show nodes at most N levels deep (the root is level 1).", "N")
-    min_bytes: int = _min("total requested bytes")
+    min_bytes: int = _opt(0, INT64, "Hide nodes whose total requested bytes is below N.", "N",
+                          commands=OPTION_COMMANDS + ("memory",), command_help={
+                              "memory": "Hide keys of the live set holding fewer than N "
+                                        "bytes at the peak."})
     min_peak_bytes: int = _min("total peak bytes")
     min_residual_bytes: int = _min("total residual bytes")
     min_output_bytes: int = _min("total output bytes")
@@ -142,11 +156,14 @@ class Options:
     min_float_ops: int = _min("number of float operations")
     min_occurrence: int = _min("run count (op view: number of graph nodes)")
     step: int = _opt(-1, INT64, "Show statistics of step N; -1 averages over each node's steps.", "N",
-                     commands=OPTION_COMMANDS + INTERVAL_COMMANDS + (CRITPATH, COLLECTIVES_COMMAND),
+                     commands=OPTION_COMMANDS + INTERVAL_COMMANDS
+                     + (CRITPATH, COLLECTIVES_COMMAND, "memory"),
                      command_help={
                          "collectives": "Show only the collectives and straggler of step N; "
                                         "-1 shows every step.",
                          "steps": "Show only step N; -1 shows every step and their average.",
+                         "memory": "The peak of step N and what is alive at it; -1: the "
+                                   "peak of the whole profile.",
                          "kernels": "Count only the kernels of step N; -1 counts every step.",
                          CRITPATH: "The path of step N (its ProfilerStep#N or step marker); "
                                    "-1: every step's.",
@@ -176,7 +193,8 @@ class Options:
     output: Output = _opt(
         Output(), OUTPUT, "Where the result goes: TYPE[:outfile=PATH,...].",
         "TYPE[:KEY=VALUE,...]", choices=lambda: tuple(OUTPUT_KINDS),
-        commands=OPTION_COMMANDS + INTERVAL_COMMANDS + (CRITPATH, COLLECTIVES_COMMAND),
+        commands=OPTION_COMMANDS + INTERVAL_COMMANDS + (CRITPATH, COLLECTIVES_COMMAND,
+                                                        "memory"),
         command_help={
             "steps": "Where the result goes: stdout, file, json or none, or timeline (the "
                      "steps' categories as tracks beside the trace).",
@@ -185,7 +203,10 @@ class Options:
                            "(the ranks on one time axis, each instance's arrivals linked).",
             CRITPATH: "Where the result goes: stdout, file, json or none, or timeline (the "
                       "windows' events with the path marked args.critical and flow arrows "
-                      "along its edges)."})
+                      "along its edges).",
+            "memory": "Where the result goes: stdout, file, json or none; timeline (the "
+                      "level as counter tracks beside the steps) or pprof (the blocks "
+                      "alive at the peak by call stack)."})
     checkers: tuple[str, ...] = _opt(
         (), NAME_LIST, "Advisor checkers to run, comma separated (default: all).",
         "NAME[,NAME...]", choices=lambda: CHECKER_NAMES,
@@ -224,12 +245,16 @@ class Options:
         commands=MULTI_COMMANDS, in_dump=False, flag=True)
     device: str = _opt(
         "", DEVICE, "Show only this device (a name the steps table shows, e.g. gpu:0, or "
-        "/device:GPU:0; all: every device).", "NAME|all", commands=INTERVAL_COMMANDS + ("set",),
+        "/device:GPU:0; all: every device).", "NAME|all",
+        commands=INTERVAL_COMMANDS + ("memory", "set"),
         in_dump=False)
     by_profile: bool = _opt(
         False, BOOL, "With -profiles: show each profile's values beside the combined one.",
         "[true|false]", commands=MULTI_COMMANDS, in_dump=False, flag=True)
-
+    by: str = _opt(
+        "op", CHOICE, "What memory groups the blocks alive at the peak by.",
+        "|".join(MEMORY_KEYS), choices=lambda: tuple(MEMORY_KEYS), choice_help=MEMORY_KEYS,
+        commands=("memory", "set"), in_dump=False)
     region: str = _opt(
         "", REGEX, "Find a path in every instance of the annotations (or ops) this names "
         "instead of in each step, numbered in order (none: the steps).", "REGEX|none",

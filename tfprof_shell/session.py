@@ -35,6 +35,7 @@ from .render.profiles import ProfileRow, render_profiles
 from .render.sinks import deliver
 from .render.critpath_run import run_critpath
 from .render.collectives import run_collectives
+from .render.memory_run import run_memory
 from .render.steps_run import run_kernels, run_steps
 from .views.base import ViewResult
 from .views.cache import ProfileViews, without_gc
@@ -84,6 +85,8 @@ class Session:
                                                      self.current, r.options)),
             "collectives": lambda r: deliver(without_gc(run_collectives, self._models(),
                                                         r.options)),
+            "memory": lambda r: deliver(without_gc(run_memory, self._models(), self.current,
+                                                   r.options)),
             "set": self._set,
             "help": lambda r: Reply(text=help_text(r.args)),
             "quit": lambda r: Reply(quit=True),

@@ -14,6 +14,7 @@ COPIES = "CopiesChecker"
 SYNC_STALL = "SyncStallChecker"
 STRAGGLER = "StragglerChecker"
 CRITICAL_PATH = "CriticalPathChecker"
+MEMORY = "MemoryChecker"
 
 #: Checker name -> one sentence of help, in display order.
 CHECKER_HELP: dict[str, str] = {
@@ -34,6 +35,9 @@ CHECKER_HELP: dict[str, str] = {
                "why.",
     CRITICAL_PATH: "What bounds the steps: the category most of their critical paths "
                    "spend time in (host work, kernels, launches ...), and the work in it.",
+    MEMORY: "Memory: a peak near capacity, fragmentation, reserved far above allocated, "
+            "growth over the steps with its suspects, one allocation dominating the peak, "
+            "and what the format does not record.",
 }
 #: The original engine's checkers: the only ones `advise` runs by default on the
 #: inputs the engine reads (ProfileProto, graph + run metadata), as it does.

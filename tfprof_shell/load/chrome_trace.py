@@ -23,6 +23,7 @@ from ..errors import LoadError
 from ..model import Model, Source
 from .collective_calls import TorchCollectives
 from .files import read_bytes
+from .memory_tf1 import TimelineTensors
 from .records import StatRecord
 from .runmeta import add_run_metadata
 from .torch_intervals import DEVICE_CATS, TorchIntervals
@@ -156,12 +157,14 @@ def load_chrome_traces(paths: Sequence[str], graph_path: Optional[str] = None,
     count = len(paths)
     torch = TorchFiles(model)
     headers = []
+    tensors = TimelineTensors()
     for i, path in enumerate(paths):
         entry = "entry %d of %d" % (i + 1, count) if count > 1 else ""
         events, header = read_trace_document(path, entry)
         flavor = trace_flavor(events)
         if flavor == "tensorflow":
             add_tf_timeline(model, i, events, types_from_graph=bool(graph_path))
+            tensors.add(i, events)
         elif flavor == "pytorch":
             torch.add(i, events)
             headers.append(header)
@@ -181,4 +184,6 @@ def load_chrome_traces(paths: Sequence[str], graph_path: Optional[str] = None,
         model.set_interval_source(TorchIntervals(torch.kept))
         model.set_path_source(TorchPathSource(torch.kept))
         model.set_collective_source(TorchCollectives(torch.kept, headers))
+    elif tensors.events:
+        model.set_memory_source(tensors.source())
     return model

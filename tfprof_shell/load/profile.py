@@ -225,6 +225,8 @@ def model_from_profile(profile: Any, data: bytes, source: Source) -> Model:
         nodes[name] = node
     model.has_trace = profile.has_trace
     model.steps = sorted(set(profile.steps))
+    from .memory_tf1 import ProfileMemory  # here: only memory reads it
+    model.set_memory_source(ProfileMemory(model))
     return model
 
 

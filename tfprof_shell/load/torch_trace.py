@@ -25,6 +25,7 @@ from typing import Any, Optional, Sequence
 
 from ..model import Frame, Model
 from .records import CPU_DEVICE, GPU_DEVICE, GPU_STREAM_ALL, ExecRows, node_for
+from .memory_torch import TorchMemory
 from .trace_events import NO_ARGS, TraceEvent
 from .torch_intervals import DEVICE_CATS, RUNTIME_CATS, KeptEvents, user_frame
 from .xla import KERNEL_TYPE
@@ -121,6 +122,8 @@ class _Sorted:
         self.framed: defaultdict[Any, list[_Framed]] = defaultdict(list)
         self.marks: list[tuple[float, float, int]] = []
         self.kernels: list[TraceEvent] = []
+        #: per (pid, tid): the ``[memory]`` instant events (read by .memory_torch)
+        self.memory: defaultdict[Any, list[TraceEvent]] = defaultdict(list)
         #: the events :class:`.torch_intervals.TorchIntervals` reads
         self.kept = KeptEvents()
         scoped, framed = self.scoped, self.framed
@@ -129,6 +132,8 @@ class _Sorted:
         py_names: dict[str, _PyName] = {}
         for seq, ev in enumerate(events):
             if ev.ph != "X":
+                if ev.ph == "i" and ev.name == "[memory]":
+                    self.memory[(ev.pid, ev.tid)].append(ev)
                 continue
             cat, name = ev.cat, ev.name
             if name.__class__ is not str:
@@ -295,6 +300,7 @@ class TorchFiles:
         self.model = model
         self.rows = ExecRows(model)
         self.traces = TorchTraces()
+        self.memory = TorchMemory()
         #: per file, the events a step breakdown reads
         self.kept: list[KeptEvents] = []
         self.left_out = 0
@@ -307,6 +313,8 @@ class TorchFiles:
         self.kept.append(parts.kept)
         marks = _StepMarks(sorted(parts.marks))
         ops = _ops(parts.scoped)
+        self.memory.add(parts.memory, parts.scoped, parts.framed, ops, parts.marks,
+                        lambda t: marks.at(t, index))
         by_ext = {op[4]: op for op in ops if op[4] is not None}
         kernels = []
         for ev in parts.kernels:
@@ -379,7 +387,9 @@ class TorchFiles:
     def finish(self, defer_traces: bool) -> None:
         """Give the nodes their records, and their traces (now, or when first asked
         for with ``defer_traces``)."""
+        self.memory.finish(self.rows.add_memory)
         self.rows.finish()
+        self.model.set_memory_source(self.memory.source())
         traces, model = self.traces, self.model
         if not traces.any:
             return

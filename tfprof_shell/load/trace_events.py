@@ -56,6 +56,16 @@ class EventArgs(msgspec.Struct, gc=False):
     out_nelems: Any = msgspec.field(name="Out msg nelems", default=None)
     dtype: Any = None
     seq: Any = msgspec.field(name="Seq", default=None)
+    #: A PyTorch ``[memory]`` event's block, its size (+ allocated, - freed), the
+    #: allocator's counters after it, and its device (type 0 CPU, 1 CUDA).
+    addr: Any = msgspec.field(name="Addr", default=None)
+    nbytes: Any = msgspec.field(name="Bytes", default=None)
+    total_allocated: Any = msgspec.field(name="Total Allocated", default=None)
+    total_reserved: Any = msgspec.field(name="Total Reserved", default=None)
+    device_type: Any = msgspec.field(name="Device Type", default=None)
+    device_id: Any = msgspec.field(name="Device Id", default=None)
+    #: A TF timeline's tensor object snapshot (``show_memory``): its description.
+    snapshot: Any = None
 
 
 class DistEventArgs(EventArgs, gc=False):
@@ -75,6 +85,8 @@ class TraceEvent(msgspec.Struct, gc=False):
     ts: Any = 0
     dur: Any = 0
     args: Optional[EventArgs] = None
+    #: An object event's id (a TF timeline's tensors).
+    id: Any = None
 
 
 #: The args of an event without any (read-only by convention).
@@ -112,8 +124,14 @@ _ARG_KEYS = (("External id", "external_id"), ("correlation", "correlation"),
              ("Process Group Description", "group_desc"),
              ("Process Group Ranks", "group_ranks"), ("Group size", "group_size"),
              ("In msg nelems", "in_nelems"), ("Out msg nelems", "out_nelems"),
-             ("dtype", "dtype"), ("Seq", "seq"), ("Input Dims", "input_dims"))
-_EVENT_KEYS = ("ph", "cat", "name", "pid", "tid", "ts", "dur")
+             ("dtype", "dtype"), ("Seq", "seq"),
+             ("Addr", "addr"), ("Bytes", "nbytes"),
+             ("Total Allocated", "total_allocated"), ("Total Reserved", "total_reserved"),
+             ("Device Type", "device_type"), ("Device Id", "device_id"),
+             ("snapshot", "snapshot"),
+             # last: only DistEventArgs has it (see _event_of)
+             ("Input Dims", "input_dims"))
+_EVENT_KEYS = ("ph", "cat", "name", "pid", "tid", "ts", "dur", "id")
 _HEADER_KEYS = (("distributedInfo", "distributed"), ("baseTimeNanoseconds", "base_ns"),
                 ("host_name", "host"))
 

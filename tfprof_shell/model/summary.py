@@ -36,6 +36,7 @@ from ..errors import LoadError, UserError
 from .collectives import KnownCollectives, unpack_rank
 from .intervals import Intervals
 from .path_input import PathInput
+from .memory import MemoryProfile
 from .model import Model, Source
 from .node import ExecStep, Frame, GraphNode, LazyExecs
 
@@ -207,6 +208,7 @@ def unpack_model(data: bytes, reload: Optional[Callable[[], Model]] = None) -> M
     if src[0] not in _GRAPH_KINDS:  # graph profiles have no path inputs: their nodes do
         model.set_path_source(execs.full_path_inputs)
     model.set_collective_source(KnownCollectives(unpack_rank(collectives)))
+    model.set_memory_source(execs.full_memory)
     if has_trace == _HAS_TRACE_FROM_RELOAD:
         model.defer_has_trace(execs.full_has_trace)
     nodes = model.nodes
@@ -326,6 +328,9 @@ class SummaryExecs:
     def full_path_inputs(self) -> Optional[list[PathInput]]:
         """The full model's critical-path inputs (critpath needs them)."""
         return self._full_model("critical-path events").path_inputs()
+    def full_memory(self) -> MemoryProfile:
+        """The full model's memory over time (the memory command needs it)."""
+        return self._full_model("memory events").memory()
 
     def _where(self) -> str:
         return ", ".join(self._source.paths) or self._source.kind

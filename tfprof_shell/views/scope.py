@@ -65,7 +65,7 @@ class ScopeView:
         """Account, filter, sort and freeze the tree for one command."""
         step = opts.step
         accounting = Accounting(opts.account_type_regexes)
-        flt = Filter(opts, "scope")
+        flt = Filter(opts, "scope", self.model.signed_memory)
 
         def reaccount(nodes: list[ViewNode]) -> list[ViewNode]:
             if accounting.match_all:
