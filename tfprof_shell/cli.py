@@ -236,7 +236,6 @@ def open_session(inv: Invocation, stderr: TextIO):
     several. The starting -base and -profiles must name loaded profiles.
     """
     from .load.jobs import jobs_of
-    from .load.parallel import load_many
     from .plan import select_profiles
     from .session import Session
 
@@ -263,18 +262,9 @@ def open_session(inv: Invocation, stderr: TextIO):
             raise UsageError("two profiles are named %s: name them with --profile NAME=PATH"
                              % job.name)
         seen.add(job.name)
-    loaded = load_many([(j.name, j.inputs) for j in jobs], inv.ns.jobs, inv.ns.dask_scheduler)
-    for note in notes:
+    session, load_notes = Session.open(jobs, inv.options, inv.ns.jobs, inv.ns.dask_scheduler)
+    for note in notes + load_notes:
         stderr.write("tfprof: %s\n" % note)
-    first = loaded[0]
-    session = Session(first.model, inv.options, first.name, workers=inv.ns.jobs,
-                      scheduler=inv.ns.dask_scheduler)
-    for job in loaded[1:]:
-        session.add(job.name, job.model)
-    for job in loaded:
-        prefix = "%s: " % job.name if len(loaded) > 1 else ""
-        for note in job.notes:
-            stderr.write("tfprof: %s%s\n" % (prefix, note))
     if inv.options.base and inv.options.base not in session.profiles:
         raise OptionError("-base %s: no such profile; loaded: %s"
                           % (inv.options.base, ", ".join(session.profiles)))

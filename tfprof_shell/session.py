@@ -23,8 +23,8 @@ from .combine.rows import ROOT_KEY, side_rows
 from .errors import OptionError, RequestError, UsageError
 from .help import help_text
 from .load import Inputs
-from .load.jobs import jobs_of
-from .load.parallel import load_many
+from .load.jobs import Job, jobs_of
+from .load.parallel import LoadedJob, load_many
 from .model import Model
 from .options import DEFAULTS, Options, check_profile_name, format_dump
 from .plan import MultiPlan, full_options, plan_multi, plan_view, select_profiles
@@ -91,6 +91,23 @@ class Session:
         #: Where long commands (capture) report progress; None: silently.
         self.progress: Optional[Callable[[str], None]] = None
 
+    @classmethod
+    def open(cls, jobs: Sequence[Job], options: Options = DEFAULTS, workers: int = 0,
+             scheduler: Optional[str] = None) -> tuple["Session", list[str]]:
+        """A session of every job loaded (the first one current), and the loaders' notes.
+
+        Notes are prefixed with their profile's name when there are several;
+        ``workers`` and ``scheduler`` as for load.parallel.load_many.
+        """
+        if not jobs:
+            raise UsageError("no input: give --profile_path=FILE or --graph_path=FILE")
+        loaded = load_many([(j.name, j.inputs) for j in jobs], workers, scheduler)
+        first = loaded[0]
+        session = cls(first.model, options, first.name, workers=workers, scheduler=scheduler)
+        for job in loaded[1:]:
+            session.add(job.name, job.model)
+        return session, _job_notes(loaded, named=len(loaded) > 1)
+
     # -- profiles --------------------------------------------------------------
 
     @property
@@ -134,7 +151,7 @@ class Session:
         loaded = load_many([(j.name, j.inputs) for j in jobs], self.workers, self.scheduler)
         for job in loaded:
             self.profiles[job.name] = ProfileViews(job.model)
-            notes += ["%s: %s" % (job.name, note) for note in job.notes]
+        notes += _job_notes(loaded, named=True)
         names = ", ".join(j.name for j in loaded)
         notes.append("loaded %s; 'use NAME' makes one current" % names)
         return Reply(notes=notes)
@@ -281,3 +298,9 @@ class Session:
             select_profiles({n: v.model for n, v in self.profiles.items()}, opts.profiles)
         self.options = opts
         return Reply()
+
+
+def _job_notes(loaded: Sequence[LoadedJob], named: bool) -> list[str]:
+    """The loaders' notes of each job, prefixed with its name when ``named``."""
+    return ["%s%s" % ("%s: " % job.name if named else "", note)
+            for job in loaded for note in job.notes]
