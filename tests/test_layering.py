@@ -3,6 +3,7 @@ down the layers below (imports inside functions and under TYPE_CHECKING
 count too: a deferred import that dodges a cycle is still a cycle).
 
     front    cli, shell/*, __main__, record/*, docgen (the guide's generated reference page),
+             progress_bar (the terminal's bar for long loads),
              compat and profile_context (TensorFlow's API; ProfileContext patches
              Session.run through record's patch),
              ui.launch (`tfprof ui`), capture.cli and capture.top (`tfprof capture`,
@@ -52,7 +53,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("session", ("session",)),
     ("api", ("api", "profiler", "", "ui", "shell.completer", "shell.names")),
     ("front", ("cli", "shell", "__main__", "record", "docgen", "compat", "profile_context",
-               "ui.launch", "capture.cli", "capture.top")),
+               "progress_bar", "ui.launch", "capture.cli", "capture.top")),
 ]
 
 

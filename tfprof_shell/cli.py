@@ -22,7 +22,9 @@ from .errors import (EXIT_INTERNAL, OptionError, UsageError, UserError, internal
                      print_debug_traceback)
 from .help import GUIDE, inputs_text
 from .load import Inputs, split_paths
+from .load.progress import Fanout, Progress
 from .options import OPTION_SPECS, Options, check_profile_name, from_mapping
+from .progress_bar import terminal_progress
 from .version import __version__
 
 PROG = "tfprof"
@@ -209,7 +211,9 @@ def _run(argv: list[str], stdin: TextIO, stdout: TextIO, stderr: TextIO, exits: 
         if words[:1] == ["ui"]:  # `tfprof INPUTS ui`: the same as `tfprof ui INPUTS`
             at = len(argv) - len(words)
             return _ui(argv[:at] + argv[at + 1:], stdout, stderr)
-        session = open_session(inv, stderr)
+        progress = terminal_progress(stderr)
+        session = open_session(inv, stderr, progress)
+        session.load_progress = progress
         if words:
             return _one_shot(session, words, stdout, stderr)
         gc.freeze()
@@ -229,15 +233,10 @@ def _run(argv: list[str], stdin: TextIO, stdout: TextIO, stderr: TextIO, exits: 
             gc.enable()
 
 
-def open_session(inv: Invocation, stderr: TextIO):
-    """Load every profile the command line names into a new Session.
-
-    Loader notes go to stderr, prefixed by the profile's name when there are
-    several. The starting -base and -profiles must name loaded profiles.
-    """
+def plan_jobs(inv: Invocation) -> tuple[list, list[str]]:
+    """The profiles the command line names (load.jobs.Job each) and notes on how they
+    were found; UsageError for a --base_profile_path of several jobs or two same names."""
     from .load.jobs import jobs_of
-    from .plan import select_profiles
-    from .session import Session
 
     jobs, notes = [], []
     if not inv.inputs.is_empty():
@@ -262,7 +261,22 @@ def open_session(inv: Invocation, stderr: TextIO):
             raise UsageError("two profiles are named %s: name them with --profile NAME=PATH"
                              % job.name)
         seen.add(job.name)
-    session, load_notes = Session.open(jobs, inv.options, inv.ns.jobs, inv.ns.dask_scheduler)
+    return jobs, notes
+
+
+def open_session(inv: Invocation, stderr: TextIO, progress: Optional[Progress] = None):
+    """Load every profile the command line names into a new Session.
+
+    Loader notes go to stderr, prefixed by the profile's name when there are
+    several; ``progress`` hears how far loading got. The starting -base and
+    -profiles must name loaded profiles.
+    """
+    from .plan import select_profiles
+    from .session import Session
+
+    jobs, notes = plan_jobs(inv)
+    session, load_notes = Session.open(jobs, inv.options, inv.ns.jobs, inv.ns.dask_scheduler,
+                                       progress)
     for note in notes + load_notes:
         stderr.write("tfprof: %s\n" % note)
     if inv.options.base and inv.options.base not in session.profiles:
@@ -271,6 +285,12 @@ def open_session(inv: Invocation, stderr: TextIO):
     if inv.options.profiles:
         select_profiles({n: v.model for n, v in session.profiles.items()}, inv.options.profiles)
     return session
+
+
+def check_inputs(inv: Invocation) -> None:
+    """Raise the loader's error for an input file that does not exist, before any load."""
+    from .load.jobs import check_found
+    check_found(plan_jobs(inv)[0])
 
 
 def _ui(argv: list[str], stdout: TextIO, stderr: TextIO) -> int:
@@ -289,7 +309,10 @@ def _ui(argv: list[str], stdout: TextIO, stderr: TextIO) -> int:
             raise UsageError("ui: no input: give --profile_path=FILE (see tfprof ui --help)")
         from .ui import require_server
         require_server()
-        return launch.serve(open_session(inv, stderr), flags, stdout, stderr)
+        check_inputs(inv)
+        progress = terminal_progress(stderr)
+        return launch.serve(lambda page: open_session(inv, stderr, Fanout(progress, page)),
+                            flags, stdout, stderr)
     except UserError as exc:
         stderr.write("tfprof: %s\n" % exc.message)
         return exc.exit_code

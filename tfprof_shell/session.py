@@ -25,6 +25,7 @@ from .help import help_text
 from .load import Inputs
 from .load.jobs import Job, jobs_of
 from .load.parallel import LoadedJob, load_many
+from .load.progress import Progress
 from .model import Model
 from .options import DEFAULTS, Options, check_profile_name, format_dump
 from .plan import MultiPlan, full_options, plan_multi, plan_view, select_profiles
@@ -90,18 +91,21 @@ class Session:
         }
         #: Where long commands (capture) report progress; None: silently.
         self.progress: Optional[Callable[[str], None]] = None
+        #: Where `load` and `capture` report how far loading got; None: silently.
+        self.load_progress: Optional[Progress] = None
 
     @classmethod
     def open(cls, jobs: Sequence[Job], options: Options = DEFAULTS, workers: int = 0,
-             scheduler: Optional[str] = None) -> tuple["Session", list[str]]:
+             scheduler: Optional[str] = None,
+             progress: Optional[Progress] = None) -> tuple["Session", list[str]]:
         """A session of every job loaded (the first one current), and the loaders' notes.
 
         Notes are prefixed with their profile's name when there are several;
-        ``workers`` and ``scheduler`` as for load.parallel.load_many.
+        ``workers``, ``scheduler`` and ``progress`` as for load.parallel.load_many.
         """
         if not jobs:
             raise UsageError("no input: give --profile_path=FILE or --graph_path=FILE")
-        loaded = load_many([(j.name, j.inputs) for j in jobs], workers, scheduler)
+        loaded = load_many([(j.name, j.inputs) for j in jobs], workers, scheduler, progress)
         first = loaded[0]
         session = cls(first.model, options, first.name, workers=workers, scheduler=scheduler)
         for job in loaded[1:]:
@@ -148,7 +152,8 @@ class Session:
                               % taken[0])
         for job in jobs:
             check_profile_name(job.name, "load")
-        loaded = load_many([(j.name, j.inputs) for j in jobs], self.workers, self.scheduler)
+        loaded = load_many([(j.name, j.inputs) for j in jobs], self.workers, self.scheduler,
+                           self.load_progress)
         for job in loaded:
             self.profiles[job.name] = ProfileViews(job.model)
         notes += _job_notes(loaded, named=True)

@@ -17,6 +17,10 @@ from ..model import ExecMemory, ExecStep, Frame, GraphNode, LazyExecs, Model, So
 from ..proto import profile_summary_pb2, tfprof_log_pb2
 from ..errors import LoadError
 from .files import read_binary_with_bytes, shown_path
+from .progress import file_meter
+
+#: The share of a ProfileProto's load done once it is read and parsed.
+_PARSED = 0.4
 
 
 def read_profile(path: str) -> tuple[Any, bytes]:
@@ -230,5 +234,9 @@ def model_from_profile(profile: Any, data: bytes, source: Source) -> Model:
 
 def load_profile(path: str) -> Model:
     """Read ``--profile_path`` into a Model."""
+    meter = file_meter([path])
     profile, data = read_profile(path)
-    return model_from_profile(profile, data, Source("profile", (path,)))
+    meter.reached(0, _PARSED)
+    model = model_from_profile(profile, data, Source("profile", (path,)))
+    meter.reached(0, 1.0)
+    return model
