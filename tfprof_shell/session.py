@@ -159,7 +159,7 @@ class Session:
         notes += _job_notes(loaded, named=True)
         names = ", ".join(j.name for j in loaded)
         notes.append("loaded %s; 'use NAME' makes one current" % names)
-        return Reply(notes=notes)
+        return Reply(notes=[said(note) for note in notes])
 
     def capture(self, name: str, args: Sequence[str]) -> Reply:
         """`capture NAME ADDRESS [flags]`: capture from a running job, load it as NAME."""
@@ -178,7 +178,7 @@ class Session:
         reply = self.load(name, done.run_dir)
         written = ["captured %s into %s" % (", ".join(f.target.given for f in done.files),
                                             done.run_dir)]
-        reply.notes[:0] = done.notes + written
+        reply.notes[:0] = [said(note) for note in done.notes + written]
         return reply
 
     def unload(self, name: str) -> Reply:
@@ -229,12 +229,17 @@ class Session:
         """
         request = commands.parse_words(words, self.options)
         reply = self._handlers[request.command.kind](request)
-        for name, views in self.profiles.items():
-            later = views.model.take_notes()
-            if later:
-                prefix = "%s: " % name if len(self.profiles) > 1 else ""
-                reply.notes.extend(prefix + note for note in later)
+        reply.notes.extend(self.later_notes())
         return reply
+
+    def later_notes(self) -> list[str]:
+        """What the profiles noted since the last call (one was read again), as
+        ``tfprof:`` lines, each prefixed with its profile's name when several are loaded."""
+        notes = []
+        for name, views in self.profiles.items():
+            prefix = "%s: " % name if len(self.profiles) > 1 else ""
+            notes += [said(prefix + note) for note in views.model.take_notes()]
+        return notes
 
     def run_view(self, view: str, opts: Options) -> Reply:
         """Plan, build, render and deliver one view command."""
@@ -303,6 +308,11 @@ class Session:
             select_profiles({n: v.model for n, v in self.profiles.items()}, opts.profiles)
         self.options = opts
         return Reply()
+
+
+def said(note: str) -> str:
+    """A note of this tool's own, as its stderr lines read (``tfprof: NOTE``)."""
+    return "tfprof: " + note
 
 
 def _job_notes(loaded: Sequence[LoadedJob], named: bool) -> list[str]:
