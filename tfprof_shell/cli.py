@@ -32,23 +32,31 @@ PROG = "tfprof"
 BASE_NAME = "base"
 
 
+_DESCRIPTION = ("Profile analysis shell for TensorFlow, JAX and PyTorch "
+                "profiles (a pure-Python tfprof).\n\n"
+                "With a COMMAND it runs that command and exits; without one it "
+                "opens the tfprof> shell\n(type help there). "
+                "tfprof record [OPTIONS] -- PROGRAM records a TensorFlow program\n"
+                "(tfprof record --help). tfprof capture HOST:PORT profiles a running job\n"
+                "and tfprof top HOST:PORT shows it live (tfprof capture --help).\n\n"
+                "What it reads:\n")
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line, exit 2, no usage dump
         raise UsageError(message)
+
+    def format_help(self) -> str:
+        # The inputs table is made only for --help (its table code costs every start-up).
+        self.description = _DESCRIPTION + inputs_text()
+        return super().format_help()
 
 
 def build_parser() -> argparse.ArgumentParser:
     """Input flags, then one flag per row of the options table."""
     p = _Parser(prog=PROG, add_help=False, allow_abbrev=False,
                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                description="Profile analysis shell for TensorFlow, JAX and PyTorch "
-                            "profiles (a pure-Python tfprof).\n\n"
-                            "With a COMMAND it runs that command and exits; without one it "
-                            "opens the tfprof> shell\n(type help there). "
-                            "tfprof record [OPTIONS] -- PROGRAM records a TensorFlow program\n"
-                            "(tfprof record --help). tfprof capture HOST:PORT profiles a running job\n"
-                            "and tfprof top HOST:PORT shows it live (tfprof capture --help).\n\n"
-                            "What it reads:\n" + inputs_text(),
+                description=_DESCRIPTION,
                 epilog=GUIDE,
                 usage="%(prog)s --profile_path=FILE [COMMAND [-option value ...]]")
     io = p.add_argument_group("inputs")

@@ -11,14 +11,12 @@ read, come from loading the profile again here, once, when first asked.
 from __future__ import annotations
 
 import gc
-import multiprocessing
 import os
 import signal
 import traceback
 from dataclasses import dataclass, replace
 from functools import partial
-from multiprocessing.connection import Connection, wait
-from typing import Any, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 from .. import errors
 from ..errors import LoadError, UsageError, UserError
@@ -26,6 +24,9 @@ from ..model import Model
 from ..model.summary import pack_model, unpack_model
 from . import Inputs, load_model
 from .progress import PROFILES, JobShare, Progress, reporting
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
 
 #: What :func:`load_summary` returns: (OK, summary bytes, 0, "") or
 #: (FAILED, message, exit status, UserError subclass name) or (BUG, traceback, 1, "").
@@ -205,6 +206,7 @@ def _context() -> Any:
     10 to 30 ms (bench/bench_parallel.py measures both). Where there is no
     fork server (Windows), spawn.
     """
+    import multiprocessing  # here: one profile never needs a process (start-up time)
     if "forkserver" in multiprocessing.get_all_start_methods():
         ctx = multiprocessing.get_context("forkserver")
         ctx.set_forkserver_preload(PRELOAD)
@@ -235,6 +237,7 @@ def _child(conn: Connection, inputs: Inputs, cwd: str) -> None:
 def _load_in_processes(jobs: list[tuple[str, Inputs]], workers: int,
                        counter: _Counter) -> list[LoadedJob]:
     """One process per job, ``workers`` at a time; fails at the first error to arrive."""
+    from multiprocessing.connection import wait
     ctx = _context()
     cwd = os.getcwd()
     results: list[Optional[LoadedJob]] = [None] * len(jobs)
