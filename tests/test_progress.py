@@ -107,6 +107,25 @@ def test_a_failed_load_still_ends_its_progress(tmp_path):
     assert heard.calls[-1] == ("end",)
 
 
+def test_a_profile_read_again_by_a_command_reports_its_bytes_and_ends():
+    from tfprof_shell.load import load_model
+    from tfprof_shell.model.summary import pack_model, unpack_model
+    from tfprof_shell.session import Session
+
+    inputs = Inputs(profile_path=TINY)
+    packed = unpack_model(pack_model(load_model(inputs)), lambda: load_model(inputs))
+    session = Session(packed)
+    heard = session.load_progress = Heard()
+    session.execute("scope -max_depth 1")  # the summary answers: nothing is read
+    assert heard.calls == [("end",)]
+    heard.calls.clear()
+    # A step's statistics need the full profile: it is read again, in the view's thread.
+    reply = session.execute("scope -max_depth 1 -step %d" % packed.steps[0])
+    assert "again in full" in reply.notes[-1]
+    assert heard.calls[0] == ("begin", "profile", os.path.getsize(TINY), BYTES)
+    assert heard.updates()[-1] == os.path.getsize(TINY) and heard.calls[-1] == ("end",)
+
+
 def test_fanout_tells_every_listener_and_skips_none():
     a, b = Heard(), Heard()
     fan = Fanout(a, None, b)

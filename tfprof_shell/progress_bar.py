@@ -66,18 +66,20 @@ class TerminalProgress:
         self.active = self.shown = False
         self.what, self.unit = "", BYTES
         self.total = self.done = 0.0
-        self.started = self.last_update = self.clock()
+        #: When the first load since the last end began (the delay counts from it),
+        #: and when the current one did (its rate and time left count from it).
+        self.opened = self.started = self.last_update = self.clock()
         self._drawn = ""
 
     # -- the Progress protocol ---------------------------------------------------
 
     def begin(self, what: str, total: float, unit: str) -> None:
         with self._lock:
-            if not self.active:  # a new load (a second begin of one load keeps its start)
+            if not self.active:  # after an end: a new line (a load of several files keeps it)
                 self._reset()
                 self.active = True
             self.what, self.total, self.unit, self.done = what, float(total), unit, 0.0
-            self.last_update = self.clock()
+            self.started = self.last_update = self.clock()
         if self.ticking and self._thread is None:
             self._stop.clear()
             self._thread = threading.Thread(target=self._tick, name="tfprof-progress",
@@ -108,12 +110,12 @@ class TerminalProgress:
                 self._draw_if_due()
 
     def _due(self, now: float) -> bool:
-        elapsed = now - self.started
-        if elapsed >= DELAY:
+        if now - self.opened >= DELAY:
             return True
         # Sooner when the rate so far says the load will take several seconds.
         predicted = self._predicted_total()
-        return elapsed >= DELAY / 4 and predicted is not None and predicted >= 3 * DELAY
+        return (now - self.started >= DELAY / 4 and predicted is not None
+                and predicted >= 3 * DELAY)
 
     def _predicted_total(self) -> Optional[float]:
         """Seconds the whole load will take at the rate seen until the last update."""

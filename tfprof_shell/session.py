@@ -25,7 +25,7 @@ from .help import help_text
 from .load import Inputs
 from .load.jobs import Job, jobs_of
 from .load.parallel import LoadedJob, load_many
-from .load.progress import Progress
+from .load.progress import Progress, reporting
 from .model import Model
 from .options import DEFAULTS, Options, check_profile_name, format_dump
 from .plan import MultiPlan, full_options, plan_multi, plan_view, select_profiles
@@ -228,7 +228,13 @@ class Session:
         the command's own.
         """
         request = commands.parse_words(words, self.options)
-        reply = self._handlers[request.command.kind](request)
+        # A profile read again in full by the command says how far it got there too.
+        with reporting(self.load_progress):
+            try:
+                reply = self._handlers[request.command.kind](request)
+            finally:
+                if self.load_progress is not None:
+                    self.load_progress.end()
         reply.notes.extend(self.later_notes())
         return reply
 
