@@ -189,17 +189,32 @@ def _columns(path: str, node_name: str, field: str, columns: Any) -> dict[int, i
     return dict(zip(keys, values)) if keys else {}
 
 
-def _fill_shapes(path: str, pn: Any, names: dict[int, str], node: GraphNode) -> None:
+class _Names:
+    """Node names by their key in the file (what inputs name), made when first asked."""
+
+    def __init__(self, by_key: dict[int, Any]) -> None:
+        self._by_key = by_key
+        self._names: Optional[dict[int, str]] = None
+
+    def get(self) -> dict[int, str]:
+        if self._names is None:
+            self._names = {key: pn.name for key, pn in self._by_key.items()}
+        return self._names
+
+
+def _fill_shapes(path: str, pn: Any, names: _Names, node: GraphNode) -> None:
     """``node.output_shapes`` and ``node.src_output`` from its NodeSummary."""
     node.output_shapes = {e.key: list(e.value.int64_values) for e in pn.output_shapes}
     slots = _columns(path, node.name, "src_output_index", pn.src_output_index)
-    node.src_output = {names[src]: slot for src, slot in slots.items() if src in names}
+    by_key = names.get()
+    node.src_output = {by_key[src]: slot for src, slot in slots.items() if src in by_key}
 
 
-def _fill_inputs(path: str, pn: Any, names: dict[int, str], node: GraphNode) -> None:
+def _fill_inputs(path: str, pn: Any, names: _Names, node: GraphNode) -> None:
     """``node.inputs`` from its NodeSummary (inputs naming no node are left out)."""
     inputs = _columns(path, node.name, "inputs", pn.inputs)
-    node.inputs = {idx: names[src] for idx, src in inputs.items() if src in names}
+    by_key = names.get()
+    node.inputs = {idx: by_key[src] for idx, src in inputs.items() if src in by_key}
 
 
 def _fill_types(pn: Any, node: GraphNode) -> None:
@@ -221,12 +236,12 @@ def model_from_profile(profile: Any, data: bytes, source: Source) -> Model:
     execs_source = ProfileExecs(data)
     traces = _Traces({e.key: e.value for e in profile.id_to_string})
     by_key = {e.key: e.value for e in profile.nodes}  # a repeated key: the last wins
-    names = {key: pn.name for key, pn in by_key.items()}
+    names = _Names(by_key)
     nodes = model.nodes
     frames = traces.frames
     for key in sorted(by_key):
         pn = by_key[key]
-        name = names[key]
+        name = pn.name
         if name in nodes:
             continue
         node = GraphNode(name, pn.op, pn.id)
