@@ -53,8 +53,7 @@ def test_the_page_shows_loading_progress_then_the_views(browser, pending):
     loading.begin("trace.pt.trace.json", 200e6, BYTES)
     loading.update(50e6)
     page.goto(server.url)
-    page.wait_for_function("document.getElementById('loading-figures').textContent"
-                           ".includes('25%')")
+    page.locator("#loading-figures", has_text="25%").wait_for()
     assert "Loading trace.pt.trace.json" in page.inner_text("#loading-what")
     assert "50 of 200 MB" in page.inner_text("#loading-figures")
     assert page.eval_on_selector("#loading-bar", "b => b.value / b.max") == 0.25
