@@ -24,6 +24,7 @@ from ..model import Model, Source
 from .collective_calls import TorchCollectives
 from .files import read_bytes
 from .memory_tf1 import TimelineTensors
+from .progress import FileMeter, file_meter
 from .records import StatRecord
 from .runmeta import add_run_metadata
 from .torch_intervals import DEVICE_CATS, TorchIntervals
@@ -32,17 +33,27 @@ from .torch_trace import TORCH_CPU, TorchFiles
 from .trace_events import NO_ARGS, UNSET, TraceEvent, TraceHeader, parse_trace_document
 
 _COMPUTE_SUFFIX = " Compute"
+#: The shares of a trace file's load done once it is read, decoded and added
+#: (measured on a 212 MB PyTorch trace: 4 %, 40 % and 55 % of the time).
+_READ, _DECODED, _ADDED = 0.04, 0.42, 0.98
 
 
-def read_trace_events(path: str, entry: str = "") -> list[TraceEvent]:
+def read_trace_events(path: str, entry: str = "", meter: Optional[FileMeter] = None,
+                      index: int = 0) -> list[TraceEvent]:
     """The event list of one Chrome-trace file; LoadError if it is not one."""
-    return read_trace_document(path, entry)[0]
+    return read_trace_document(path, entry, meter, index)[0]
 
 
-def read_trace_document(path: str, entry: str = "") -> tuple[list[TraceEvent], TraceHeader]:
-    """:func:`read_trace_events`, and the file's header."""
+def read_trace_document(path: str, entry: str = "", meter: Optional[FileMeter] = None,
+                        index: int = 0) -> tuple[list[TraceEvent], TraceHeader]:
+    """:func:`read_trace_events`, and the file's header.
+
+    ``meter`` hears when file ``index`` is read and when it is decoded.
+    """
     where = "--profile_path %s%s" % (path, " (%s)" % entry if entry else "")
     data = read_bytes(path, "profile_path")
+    if meter is not None:
+        meter.reached(index, _READ)
     if data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
@@ -55,6 +66,8 @@ def read_trace_document(path: str, entry: str = "") -> tuple[list[TraceEvent], T
         raise LoadError("%s: not valid JSON: %s" % (where, first)) from None
     if events is None:
         raise LoadError("%s: not a Chrome trace (no traceEvents list)" % where)
+    if meter is not None:
+        meter.reached(index, _DECODED)
     return events, header
 
 
@@ -158,9 +171,10 @@ def load_chrome_traces(paths: Sequence[str], graph_path: Optional[str] = None,
     torch = TorchFiles(model)
     headers = []
     tensors = TimelineTensors()
+    meter = file_meter(paths)
     for i, path in enumerate(paths):
         entry = "entry %d of %d" % (i + 1, count) if count > 1 else ""
-        events, header = read_trace_document(path, entry)
+        events, header = read_trace_document(path, entry, meter, i)
         flavor = trace_flavor(events)
         if flavor == "tensorflow":
             add_tf_timeline(model, i, events, types_from_graph=bool(graph_path))
@@ -172,8 +186,10 @@ def load_chrome_traces(paths: Sequence[str], graph_path: Optional[str] = None,
             raise LoadError("--profile_path %s%s: a Chrome trace, but neither a TensorFlow "
                             "timeline (events with args.name and args.op) nor a PyTorch "
                             "profiler trace" % (path, " (%s)" % entry if entry else ""))
+        meter.reached(i, _ADDED)
     if torch.kept:
         torch.finish(defer_traces=op_log is None)
+    meter.reached(count - 1, 1.0)
     if op_log is not None:
         from .graph import add_op_log
         add_op_log(model, op_log, id_to_string)

@@ -51,10 +51,14 @@ from .records import CPU_DEVICE, GPU_DEVICE
 from .runmeta import device_kind
 from .detect import host_name
 from .memory_xplane import HostMemory, XPlaneMemorySource, host_memory, node_memory
+from .progress import file_meter
 from .xspace_intervals import XSpaceIntervals
 from .xspace_path import XSpacePathSource
 from .xspace import Host, time_origin
 from .xspace_pick import parse_tf_op, read_xspace_picked
+
+#: The share of a file's load done once its events are picked and its host made.
+_PICKED = 0.6
 
 
 class _Steps:
@@ -521,6 +525,7 @@ def load_xplane(paths: Sequence[str], note: str = "") -> Model:
     """
     hosts = []
     ref_ns: Optional[int] = None
+    meter = file_meter(paths)
     for i, path in enumerate(paths):
         space, picked = read_xspace_picked(path)
         epoch, first = time_origin(space)
@@ -529,7 +534,9 @@ def load_xplane(paths: Sequence[str], note: str = "") -> Model:
         prefix = host_name(path) + "/" if len(paths) > 1 else ""
         hosts.append(Host(space, i, prefix, epoch - ref_ns, path, picked))
         del space, picked
+        meter.reached(i, _PICKED)
     model = model_from_hosts(hosts, ref_ns or 0, Source("xplane", tuple(paths), note))
+    meter.reached(len(paths) - 1, 1.0)
     model.set_interval_source(XSpaceIntervals(paths))
     model.set_path_source(XSpacePathSource(paths))
     if note:

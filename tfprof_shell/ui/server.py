@@ -1,9 +1,11 @@
 """The web UI's HTTP server: a Werkzeug WSGI application and its thread.
 
 Routes: ``/`` (the page; ``?token=`` is exchanged for the cookie),
-``/static/NAME`` (package files), ``GET /api/state|controls|trace``
+``/static/NAME`` (package files), ``GET /api/state|controls|trace|progress``
 and ``POST /api/run|complete|details|timeline|timeline/event|timeline/range|kernel|
-steps/segment``. Every route needs the
+steps/segment``. While the profiles are still loading (no runner yet), ``/`` is the
+loading page, ``/api/progress`` says how far loading got and the other routes answer
+503. Every route needs the
 cookie and an allowed Host (guard.py); POSTs also need a same-origin
 Origin and a JSON body. A user mistake is a 400 with the shell's one-line
 message; anything else is a 500 with one line, and the server goes on.
@@ -28,6 +30,7 @@ from ..errors import UserError
 from . import guard
 from .controls import controls_document
 from .lookups import kernel_facts, step_segment
+from .loading import LoadingState
 from .runner import LineRunner
 from .timeline import timeline_event, timeline_range, timeline_window, trace_json
 
@@ -48,9 +51,11 @@ class _QuietHandler(WSGIRequestHandler):
 class UiApp:
     """The WSGI application: guard every request, then route it to the runner."""
 
-    def __init__(self, runner: LineRunner, token: str, hosts: frozenset[str],
-                 log: Optional[TextIO] = None) -> None:
-        self.runner = runner
+    def __init__(self, runner: Optional[LineRunner], token: str, hosts: frozenset[str],
+                 log: Optional[TextIO] = None, loading: Optional[LoadingState] = None) -> None:
+        #: None while the profiles load (see :meth:`ready`).
+        self.runner: Any = runner
+        self.loading = loading
         self.token = token
         self.hosts = hosts
         self.log = log
@@ -80,6 +85,17 @@ class UiApp:
                 self.runner, _str(b, "line"), _num(b, "t0", 0), _num(b, "t1", 0),
                 _ints(b, "lanes"))),
         }
+
+    def ready(self, runner: LineRunner) -> None:
+        """The profiles are loaded: serve them through ``runner``."""
+        self.runner = runner
+        if self.loading is not None:
+            self.loading.finish()
+
+    def _progress(self, request: Request) -> Response:
+        if self.loading is not None:
+            return _json(request, self.loading.snapshot())
+        return _json(request, {"ready": self.runner is not None, "error": None})
 
     def controls(self) -> dict[str, Any]:
         if self._controls is None:
@@ -123,6 +139,12 @@ class UiApp:
             return self._dispatch_post(request, host)
         if request.method not in ("GET", "HEAD"):
             return _error(405, "method not allowed")
+        if request.path == "/api/progress":
+            return self._progress(request)
+        if self.runner is None and not request.path.startswith("/static/"):
+            if request.path == "/":
+                return _static("loading.html")
+            return _error(503, "the profiles are still loading")
         if request.path == "/":
             return _static("index.html")
         if request.path.startswith("/static/"):
@@ -137,6 +159,8 @@ class UiApp:
     def _dispatch_post(self, request: Request, host: str) -> Response:
         if not guard.same_origin(request.headers, host):
             return _error(403, "forbidden: cross-origin request")
+        if self.runner is None and request.path in self._post:
+            return _error(503, "the profiles are still loading")
         handler = self._post.get(request.path)
         if handler is None:
             return _error(404 if request.path not in self._get else 405, "not found")
@@ -220,10 +244,10 @@ def _static(name: str) -> Response:
 class UiServer:
     """A running server: its URL (with the token) and a stop()."""
 
-    def __init__(self, runner: LineRunner, host: str = "127.0.0.1", port: int = 0,
-                 log: Optional[TextIO] = None) -> None:
+    def __init__(self, runner: Optional[LineRunner], host: str = "127.0.0.1", port: int = 0,
+                 log: Optional[TextIO] = None, loading: Optional[LoadingState] = None) -> None:
         self.token = guard.new_token()
-        self.app = UiApp(runner, self.token, frozenset(), log)
+        self.app = UiApp(runner, self.token, frozenset(), log, loading)
         self.httpd = make_server(host, port, self.app, threaded=True,
                                  request_handler=_QuietHandler)
         self.host = host
@@ -247,6 +271,11 @@ class UiServer:
     def serve_forever(self) -> None:
         """Serve in this thread until interrupted."""
         self.httpd.serve_forever()
+
+    def wait(self) -> None:
+        """Wait (interruptibly) while the thread of :meth:`start` serves."""
+        while self._thread is not None and self._thread.is_alive():
+            self._thread.join(0.5)
 
     def stop(self) -> None:
         self.httpd.shutdown()

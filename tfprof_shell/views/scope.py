@@ -71,7 +71,8 @@ class ScopeView:
             if accounting.match_all:
                 if self._order is None:
                     self._order = postorder(self.root.children)
-                return account_scope_all(self._order, nodes, step)
+                kept, self._nonnegative[step] = account_scope_all(self._order, nodes, step)
+                return kept
             return account_scope_tree(nodes, step, accounting)
 
         def nonnegative() -> bool:  # own statistics are the graph nodes', whatever the accounting
