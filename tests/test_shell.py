@@ -193,6 +193,9 @@ def test_up_arrow_recalls_the_previous_line(session, tmp_path):
     with create_pipe_input() as inp:
         def typist():
             inp.send_text("op -max_depth 1" + ENTER)
+            deadline = time.monotonic() + 20  # a loaded machine answers late
+            while not out.getvalue() and time.monotonic() < deadline:
+                time.sleep(0.05)
             time.sleep(0.5)
             inp.send_text(up + ENTER)
             time.sleep(0.3)
