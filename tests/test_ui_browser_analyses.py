@@ -300,6 +300,28 @@ def test_a_window_per_region_instance(browser, torch_server):
     tab.close()
 
 
+def test_a_path_against_a_base_profile(browser):
+    argv = ["--profile", "slow=" + os.path.relpath(os.path.join(ROOT, "tests", "critpath", "gpu_bound")),
+            "--profile", "fast=" + os.path.relpath(os.path.join(ROOT, "tests", "critpath", "launch_bound"))]
+    srv = ui_server(argv)
+    try:
+        line = "critpath -step 2 -base fast"
+        tab = Tab(browser, srv, "page=timeline&line=" + line.replace(" ", "+"))
+        doc = _json(argv, line)
+        tables = tab.page.eval_on_selector_all(
+            "#tl-path .cp-base table.cp-diff",
+            "ts => ts.map(t => [...t.querySelectorAll('tr')].slice(1).map(r => r.firstChild.textContent))")
+        assert tables[0] == [w["window"] for w in doc["diff"]["windows"]]
+        assert tables[1] == [b["category"] for b in doc["diff"]["by_bound"]]
+        # the lanes are the current profile's, marked with its own path
+        listed = tab.page.eval_on_selector_all("#tl-path tr.cp-event",
+                                               "e => e.map(r => r.title.split('\\n')[0])")
+        assert listed == [e["name"] for e in doc["profiles"]["slow"]["paths"][0]["events"]]
+        tab.close()
+    finally:
+        srv.stop()
+
+
 # -- Ranks: the collectives -------------------------------------------------------------
 
 @pytest.mark.parametrize("argv,name", [(DDP, "delayed"), (NCCL, "nccl")])

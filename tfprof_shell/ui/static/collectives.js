@@ -41,7 +41,7 @@ function perRank(ranks, values, last, what, wide) {
 /** The collectives section of the Ranks page from `doc` (null: nothing loaded). */
 export function collectivesSection(app, doc, line) {
   if (!doc) return null;
-  if (doc.error) return el("p", {class: "note coll-none", text: "collectives: " + doc.error});
+  if (doc.error) return el("p", {class: "note coll-none", text: doc.error});
   const ranks = doc.profiles;
   const wide = ranks.length > MAX_COLUMNS;
   const device = doc.collectives.some((c) => c.device_skew !== null && c.device_skew !== undefined);
