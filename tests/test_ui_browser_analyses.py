@@ -350,6 +350,39 @@ def test_the_ranks_page_shows_the_stragglers_and_instances(browser, shots, argv,
         srv.stop()
 
 
+def test_the_heatmap_outlines_the_straggler_by_arrival(browser, ddp_server):
+    # the step walls come out nearly equal (the others wait): the outlined rank of each
+    # step is the one `steps -profiles all` names by its arrival, not the longest wall
+    tab = Tab(browser, ddp_server)
+    tab.open("ranks")
+    doc = _json(DDP, "steps -profiles all")
+    outlined = tab.page.eval_on_selector_all(
+        "#rk-heatmap rect.cell.slowest", "e => e.map(c => [+c.dataset.step, c.dataset.rank])")
+    assert sorted(outlined) == sorted([s["step"], s["profile"]] for s in doc["stragglers"]
+                                      if s["by"] == "arrival")
+    walls = {(s["step"], n): s["wall"] for n, d in doc["profiles"].items() for s in d["steps"]}
+    longest = {step: max((w, n) for (st, n), w in walls.items() if st == step)[1]
+               for step, _ in walls}
+    assert any(longest[step] != rank for step, rank in outlined)  # walls would say otherwise
+    assert "the rank the others waited for" in tab.page.inner_text("#rk-heatmap .heatmap-box")
+    tab.close()
+
+
+def test_the_overview_paints_with_a_sticky_base(browser):
+    # --base_profile_path makes -base sticky, and `steps` then answers with both profiles
+    argv = ["--profile_path=" + os.path.relpath(sample("memory", "torch_leak")),
+            "--base_profile_path=" + os.path.relpath(sample("memory", "torch"))]
+    srv = ui_server(argv)
+    try:
+        tab = Tab(browser, srv)
+        doc = _json(argv, "steps")["profiles"]["torch_leak"]
+        bars = tab.page.eval_on_selector_all("#ov-steps g.step-bar", "e => e.map(g => [+g.dataset.step, +g.dataset.wall])")
+        assert bars == [[s["step"], s["wall"]] for s in doc["steps"]]
+        tab.close()
+    finally:
+        srv.stop()
+
+
 def test_an_instance_is_shown_on_the_timeline(browser, ddp_server):
     tab = Tab(browser, ddp_server, "page=ranks&line=collectives+-step+3")
     doc = _json(DDP, "collectives -step 3")
