@@ -29,8 +29,8 @@ def _path(name: str) -> str:
 
 ARGV = ["--profile_path=" + _path("mlp_after"), "--profile", "before=" + _path("mlp_before"),
         "--profile", "w0=" + _path("mlp_worker0"), "--profile", "w1=" + _path("mlp_worker1")]
-PAGES = ["overview", "views", "flame", "timeline", "steps", "kernels", "compare", "ranks",
-         "advise"]
+PAGES = ["overview", "views", "flame", "timeline", "steps", "kernels", "memory", "compare",
+         "ranks", "advise"]
 _server = ui_server
 
 

@@ -74,3 +74,28 @@ def test_a_failed_load_is_shown_on_the_page(browser, pending):
     page.wait_for_selector("#loading-figures.error")
     assert page.inner_text("#loading-figures") == (
         "Loading failed: --profile_path x.json: not valid JSON: Expecting value")
+
+
+def test_a_link_to_a_view_opens_that_view_once_loaded(browser, pending):
+    # the URL the user opened (page and line) survives the loading page: the app it hands
+    # over to shows that view, with no history entry for the loading page
+    server, loading = pending
+    page = browser.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    loading.begin("trace.pt.trace.json.gz", 10e6, BYTES)
+    page.goto(server.url + "&page=memory&line=memory+-by+code")
+    page.wait_for_selector("#loading-figures")
+    length = page.evaluate("history.length")
+    session = open_session(parse_invocation(["--profile_path=" + sample("memory", "torch_leak")]),
+                           io.StringIO())
+    server.app.ready(LineRunner(session))
+    page.wait_for_function("() => window.tfprofApp && window.tfprofApp.painted", timeout=20_000)
+    assert page.evaluate("window.tfprofApp.painted.page") == "memory"
+    assert page.evaluate("window.tfprofApp.painted.line") == "memory -by code"
+    assert "error" not in page.evaluate("window.tfprofApp.painted")
+    assert page.url.endswith("/?page=memory&line=memory+-by+code")
+    assert page.input_value("#cmd") == "memory -by code"
+    assert page.evaluate("history.length") == length
+    assert page.locator("#page-memory .mem-live tr.row").count() > 0
+    assert errors == []

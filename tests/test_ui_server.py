@@ -392,7 +392,9 @@ def test_hosts_for_every_interface_are_this_machines_names():
 
 
 WORDS = ["scope", "graph", "op", "code", "advise", "set", "help", "profiles", "use", "load",
-         "quit", "ui", "steps", "kernels", "-device", "gpu:0", "-max_depth", "-step", "-order_by", "-select", "-output", "-base",
+         "quit", "ui", "steps", "kernels", "memory", "collectives", "critpath", "-by", "code",
+         "-region", "-whatif", "a=0.5", "-host_gaps", "-device", "gpu:0", "-max_depth", "-step",
+         "-order_by", "-select", "-output", "-base",
          "-profiles", "-account_type_regexes", "-show_name_regexes", "micros", "bytes", "1",
          "-1", "99", "x", "(", "[a-", ".*", "none", "all", "tiny_mlp", "timeline", "json",
          "file:outfile=/dev/null", "true", "", " ", "\u00e9", "<img src=x>"]

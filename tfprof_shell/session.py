@@ -325,9 +325,18 @@ class Session:
         return Reply()
 
 
+#: What begins a note of this tool's own on stderr.
+SAID = "tfprof: "
+
+
 def said(note: str) -> str:
     """A note of this tool's own, as its stderr lines read (``tfprof: NOTE``)."""
-    return "tfprof: " + note
+    return SAID + note
+
+
+def unsaid(note: str) -> str:
+    """A note without the ``tfprof:`` of :func:`said` (a door that shows notes apart)."""
+    return note[len(SAID):] if note.startswith(SAID) else note
 
 
 def _job_notes(loaded: Sequence[LoadedJob], named: bool) -> list[str]:

@@ -21,9 +21,11 @@ from ..model import stats as S
 from ..options import DEFAULTS, OPTION_SPECS, Options, format_dump, format_value
 from ..outputs import Output
 from ..render.json_out import numeric_attributes
+from ..render.critpath_run import CritPathReply
 from ..render.multi import render_multi_text
 from ..render.profiles import total_micros
 from ..render.text import render_text
+from ..session import unsaid
 from ..views.base import ViewResult
 from .columns import multi_columns, row_details, row_starts, view_columns
 
@@ -32,7 +34,9 @@ if TYPE_CHECKING:
 
 #: Commands the browser may run (load/unload name files; quit and ui make no sense there).
 ALLOWED_KINDS = frozenset({commands.VIEW, "advise", "set", "help", "profiles", "use", "steps",
-                           "kernels"})
+                           "kernels", "memory", "collectives", "critpath"})
+#: Commands whose ``-output json`` document a page draws (``document`` in :meth:`LineRunner.run`).
+DOCUMENT_KINDS = frozenset({"steps", "kernels", "memory", "collectives", "critpath"})
 _NONE = Output("none")
 _STDOUT = Output()
 
@@ -97,8 +101,8 @@ class LineRunner:
         """Run one line: columns for a view, the shell's text for the rest.
 
         ``text``: a view's answer also carries the text the shell prints.
-        ``document``: a `steps` or `kernels` answer carries the document `-output json`
-        prints (``"kind": "document"``) instead of the text.
+        ``document``: an answer of a command of DOCUMENT_KINDS carries the document
+        `-output json` prints (``"kind": "document"``) instead of the text.
         ``starts``: a single profile's view also carries each row's first start
         (columns.row_starts), for time-ordered flame graphs.
         """
@@ -116,11 +120,9 @@ class LineRunner:
                 if text:
                     answer["text"] = (render_multi_text(value) if isinstance(value, MultiResult)
                                       else render_text(value))
-            elif document and kind in ("steps", "kernels"):
-                reply = self.session.execute_words(commands.split_line(line) +
-                                                   ["-output", "none"])
-                notes = list(reply.notes)
-                answer = {"kind": "document", "document": reply.result}
+            elif document and kind in DOCUMENT_KINDS:
+                doc, notes = self._document(line)
+                answer = {"kind": "document", "document": doc}
             elif kind == "advise":
                 reply = self.session.run_advise(request.options.replace(output=_STDOUT))
                 notes = list(reply.notes)
@@ -130,9 +132,26 @@ class LineRunner:
                 reply = self.session.execute_words(commands.split_line(line))
                 notes = list(reply.notes)
                 answer = {"kind": "text", "text": reply.text}
-            notes += self._later_notes()
+            # the session's own notes (a profile read again in full), shown apart
+            notes = [unsaid(n) for n in notes + self.session.later_notes()]
             answer.update(line=line, command=request.command.name, notes=notes)
             return answer
+
+    def document(self, line: str) -> tuple[dict[str, Any], list[str]]:
+        """The ``-output json`` document of a line of DOCUMENT_KINDS, and its notes."""
+        with self.lock:
+            request = self.check(line)
+            if request.command.kind not in DOCUMENT_KINDS:
+                raise UsageError("%s gives no document to draw" % request.command.name)
+            doc, notes = self._document(line)
+            return doc, [unsaid(n) for n in notes + self.session.later_notes()]
+
+    def _document(self, line: str) -> tuple[dict[str, Any], list[str]]:
+        reply = self.session.execute_words(commands.split_line(line) + ["-output", "none"])
+        result = reply.result
+        if isinstance(result, CritPathReply):  # its document is built when asked
+            result = result.document()
+        return result, list(reply.notes)
 
     def _view(self, line: str, request: commands.Request) -> tuple[Any, list[str]]:
         """The result of a view line (kept for details), and its notes."""
@@ -166,13 +185,6 @@ class LineRunner:
         return {"rows": len(cut),
                 "total": {a: sum(n.self_stats[metrics.ATTRIBUTES[a].stat] for n in cut)
                           for a in attrs}}
-
-    def _later_notes(self) -> list[str]:
-        notes = []
-        for name, views in self.session.profiles.items():
-            prefix = "%s: " % name if len(self.session.profiles) > 1 else ""
-            notes += [prefix + n for n in views.model.take_notes()]
-        return notes
 
     def details(self, line: str, row: int) -> dict[str, Any]:
         """Every attribute of row ``row`` of a view line's result."""

@@ -2,13 +2,13 @@
 
 Routes: ``/`` (the page; ``?token=`` is exchanged for the cookie),
 ``/static/NAME`` (package files), ``GET /api/state|controls|trace|progress``
-and ``POST /api/run|complete|details|timeline|timeline/event|timeline/range|kernel|
-steps/segment``. While the profiles are still loading (no runner yet), ``/`` is the
-loading page, ``/api/progress`` says how far loading got and the other routes answer
-503. Every route needs the
-cookie and an allowed Host (guard.py); POSTs also need a same-origin
-Origin and a JSON body. A user mistake is a 400 with the shell's one-line
-message; anything else is a 500 with one line, and the server goes on.
+and ``POST /api/run|complete|details|timeline|timeline/event|timeline/range|
+timeline/critpath|kernel|steps/segment``. While the profiles are still loading (no
+runner yet), ``/`` is the loading page, ``/api/progress`` says how far loading got and
+the other routes answer 503. Every route needs the cookie and an allowed Host
+(guard.py); POSTs also need a same-origin Origin and a JSON body. A user mistake is a
+400 with the shell's one-line message; anything else is a 500 with one line, and the
+server goes on.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from . import guard
 from .controls import controls_document
 from .lookups import kernel_facts, step_segment
 from .loading import LoadingState
+from .path_marks import path_marks
 from .runner import LineRunner
 from .timeline import timeline_event, timeline_range, timeline_window, trace_json
 
@@ -84,6 +85,8 @@ class UiApp:
             "/api/timeline/range": lambda r, b: _json(r, timeline_range(
                 self.runner, _str(b, "line"), _num(b, "t0", 0), _num(b, "t1", 0),
                 _ints(b, "lanes"))),
+            "/api/timeline/critpath": lambda r, b: _json(r, path_marks(
+                self.runner, _str(b, "line"))),
         }
 
     def ready(self, runner: LineRunner) -> None:

@@ -10,7 +10,9 @@ The browser never gets the whole trace: for a time window and a width in
 pixels, each row sends its slices longer than a pixel, and runs of shorter
 ones as one block that says how many it holds (level of detail). Every lane
 is listed at every zoom, with its full number of rows, so lanes never move.
-Times on the wire are integer ns from the trace's first slice.
+Where the profile records memory, each device's level comes too, as a counter
+lane (counters.py). Times on the wire are integer ns from the trace's first
+slice (``origin_us``, in the trace's µs).
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from ..model.lanes import HOST, LanesBuilder, TraceLanes
 from ..render.chrome_trace import Flow, ProcessName, Region, Trace, merge_traces
 from ..render.timeline import graph_trace, tree_trace
 from .columns import Strings
+from .counters import GROUP as COUNTER_GROUP
+from .counters import Counter, counter_lanes, memory_counters
 
 if TYPE_CHECKING:
     from .runner import LineRunner
@@ -35,19 +39,27 @@ STEP_LIMIT = 20
 #: At most this many blocks are sent for one window; lanes after are sent empty.
 MAX_BLOCKS = 60000
 _MAX_WIDTH = 8000
+#: The depth that shows every node of a graph view.
+EVERY_NODE = 1 << 20
 #: A range lists at most this many names.
 RANGE_ROWS = 300
 
 
 class Prepared:
-    """What a window is cut from: the lanes, the step regions, where they came from."""
+    """What a window is cut from: the lanes, the step regions, where they came from,
+    the memory counters and notes on them, and the critical path's slice finder
+    (path_marks.py, made when first asked)."""
 
     def __init__(self, lanes: TraceLanes, steps: list[tuple[int, int, int]], source: str,
-                 download: Optional[str]) -> None:
+                 download: Optional[str], counters: Sequence[Counter] = (),
+                 notes: Sequence[str] = ()) -> None:
         self.lanes = lanes
         self.steps = steps
         self.source = source
         self.download = download
+        self.counters = list(counters)
+        self.notes = list(notes)
+        self.finder: Any = None
 
 
 def view_trace(runner: "LineRunner", line: str) -> tuple[Trace, str]:
@@ -157,9 +169,10 @@ def trace_lanes(runner: "LineRunner", name: str) -> Optional[Prepared]:
         with runner.lock:
             lanes = read_lanes(model.source)
             marks = model.intervals().marks
-        assert lanes is not None
-        steps = sorted((m.step, m.start, m.end) for m in marks)
-        kept = Prepared(lanes, steps, lanes.origin, None)
+            assert lanes is not None
+            steps = sorted((m.step, m.start, m.end) for m in marks)
+            counters, notes = memory_counters(model, steps, lanes.begin, lanes.end)
+        kept = Prepared(lanes, steps, lanes.origin, None, counters, notes)
     _keep(runner, key, kept)
     return kept
 
@@ -179,8 +192,9 @@ def prepare(runner: "LineRunner", line: str) -> Prepared:
     traced = trace_lanes(runner, session.current)
     if traced is not None:
         return traced
-    if request.command.kind != commands.VIEW:
-        line = "graph"
+    if request.command.kind != commands.VIEW:  # critpath: every node of its step's schedule
+        step = request.options.step
+        line = "graph -max_depth %d%s" % (EVERY_NODE, "" if step < 0 else " -step %d" % step)
     key = ("view", line, session.current, session.options)
     kept = runner.timelines.get(key)
     if kept is None:
@@ -270,7 +284,12 @@ def timeline_window(runner: "LineRunner", line: str, t0: Optional[float], t1: Op
     groups = [{"name": g, "kind": kind,
                "lanes": [k for k, lane in enumerate(lanes.lanes) if lane.group == g]}
               for g, kind in lanes.groups]
-    notes = []
+    if prep.counters:  # after the trace's lanes (their ids stay), shown first
+        first = len(out_lanes)
+        out_lanes += counter_lanes(prep.counters, lo + origin, hi + origin, width, origin)
+        groups.insert(0, {"name": COUNTER_GROUP, "kind": "counter",
+                          "lanes": list(range(first, len(out_lanes)))})
+    notes = list(prep.notes)
     if merged:
         notes.append("%d slices merged at this zoom (shorter than a pixel); zoom in to see "
                      "them" % merged)
@@ -278,7 +297,8 @@ def timeline_window(runner: "LineRunner", line: str, t0: Optional[float], t1: Op
         notes.append("more than %d blocks in this window: %d lanes left empty; zoom in or "
                      "collapse groups" % (MAX_BLOCKS, cut))
     return {"source": prep.source, "download": prep.download, "start": 0, "end": end,
-            "t0": lo, "t1": hi, "groups": groups, "lanes": out_lanes,
+            "origin_us": origin / 1000, "t0": lo, "t1": hi, "groups": groups,
+            "lanes": out_lanes,
             "steps": [{"step": s, "start": a - origin, "end": z - origin}
                       for s, a, z in prep.steps], "strings": strings.table,
             "merged": merged, "notes": notes}

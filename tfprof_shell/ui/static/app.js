@@ -9,8 +9,10 @@ import {buildControls} from "./controls.js";
 import {el, fill} from "./dom.js";
 import * as L from "./line.js";
 import {ViewTree} from "./model.js";
-import {ADVISE, COMPARE, OVERVIEW, RANKS} from "./pages.js";
+import {ADVISE, COMPARE, OVERVIEW} from "./pages.js";
+import {RANKS} from "./ranks.js";
 import {KERNELS} from "./kernels.js";
+import {MEMORY} from "./memory.js";
 import {STEPS} from "./steps.js";
 import {FLAME, TIMELINE, VIEWS} from "./viewpages.js";
 
@@ -27,8 +29,8 @@ export function registerPage(name, page) {
 }
 
 for (const [name, page] of [["overview", OVERVIEW], ["views", VIEWS], ["flame", FLAME],
-  ["timeline", TIMELINE], ["steps", STEPS], ["kernels", KERNELS], ["compare", COMPARE],
-  ["ranks", RANKS], ["advise", ADVISE]]) registerPage(name, page);
+  ["timeline", TIMELINE], ["steps", STEPS], ["kernels", KERNELS], ["memory", MEMORY],
+  ["compare", COMPARE], ["ranks", RANKS], ["advise", ADVISE]]) registerPage(name, page);
 
 export const app = {
   page: "overview",

@@ -1,4 +1,4 @@
-// Overview, Compare, Ranks and Advise: each shows shell lines, and each list links
+// Overview, Compare and Advise: each shows shell lines, and each list links
 // back to the line that gives it. Pages: {title, accepts, home, lineFor, load, show}.
 
 import {run} from "./api.js";
@@ -6,7 +6,7 @@ import {el, fill, svg} from "./dom.js";
 import {count, forUnit, signed, time} from "./format.js";
 import * as L from "./line.js";
 import {ViewTree} from "./model.js";
-import {PART_COLOURS, partLabel, profilePanel, stepsOf} from "./steps.js";
+import {PART_COLOURS, partLabel} from "./steps.js";
 import {keptRows, slowest} from "./table.js";
 import {table} from "./viewpages.js";
 
@@ -19,14 +19,19 @@ function lineLink(app, line, page, label) {
     onclick: (e) => { e.preventDefault(); app.navigate({page, line}); }}, label || line);
 }
 
-/** The steps document of the current profile, or null if `steps` has nothing to say. */
+/** The steps document of the current profile, or null if `steps` has nothing to say
+ * (with a sticky -base or -profiles, `steps` gives several profiles' documents: the
+ * current one's is taken). */
 async function stepsDocument(app) {
   if (!app.state.commands.some((c) => c.name === "steps")) return null;
+  let doc;
   try {
-    return await app.runDocument("steps");
+    doc = await app.runDocument("steps");
   } catch (e) {
     return null;
   }
+  if (!doc.steps && doc.profiles) doc = doc.profiles[app.state.current];
+  return doc && doc.steps ? doc : null;
 }
 
 /** One bar per step: its wall time, the busiest device's parts stacked inside it (the
@@ -110,7 +115,7 @@ export const OVERVIEW = {
   },
 };
 
-function options(select, values, chosen) {
+export function options(select, values, chosen) {
   fill(select, values.map((v) => el("option", {value: v}, v)));
   select.value = chosen;
 }
@@ -201,104 +206,11 @@ function showChanges(tree, threshold) {
     (threshold ? `; changes under ${fmt(threshold)} hidden` : "");
 }
 
-// -- Ranks ------------------------------------------------------------------------------------
-
-/** Rank x step heatmap of step wall times with a colour scale; ties for the slowest
- * rank of a step are marked as ties, never as one slowest. */
-export function heatmap(ranks) {
-  const names = Object.keys(ranks);
-  const stepSet = new Set();
-  for (const d of Object.values(ranks)) for (const s of d.steps) stepSet.add(s.step);
-  const steps = [...stepSet].sort((a, b) => a - b);
-  const wall = (n, step) => (ranks[n].steps.find((s) => s.step === step) || {}).wall ?? null;
-  const all = names.flatMap((n) => steps.map((s) => wall(n, s))).filter((v) => v !== null);
-  const lo = Math.min(...all), hi = Math.max(...all);
-  const cell = 26, left = 150, top = 18;
-  const w = left + steps.length * cell + 130, h = top + Math.max(names.length * cell, 70) + 6;
-  const chart = svg("svg", {width: Math.min(w, 4000), height: h, class: "heatmap"});
-  const colour = (v) => {
-    const k = hi > lo ? (v - lo) / (hi - lo) : 0;
-    return `rgb(${Math.round(250 - 40 * k)},${Math.round(245 - 175 * k)},${Math.round(235 - 200 * k)})`;
-  };
-  steps.forEach((s, c) => chart.append(svg("text", {x: left + c * cell + 4, y: 12, text: String(s)})));
-  names.forEach((n, r) => {
-    chart.append(svg("text", {x: 0, y: top + r * cell + 17, text: n}));
-    steps.forEach((s, c) => {
-      const v = wall(n, s);
-      const column = names.map((m) => wall(m, s)).filter((x) => x !== null);
-      const top1 = Math.max(...column);
-      const ties = column.filter((x) => x === top1).length;
-      const mark = v !== null && v === top1 && column.length > 1 ? (ties > 1 ? "tie" : "slowest") : "";
-      chart.append(svg("rect", {x: left + c * cell, y: top + r * cell, width: cell - 2, height: cell - 2,
-        fill: v === null ? "#eee" : colour(v), class: "cell " + mark, "data-rank": n, "data-step": s, "data-us": v === null ? "" : v},
-      svg("title", {text: `${n}, step ${s}: ${v === null ? "--" : time(v)}` + (mark === "slowest" ? " (slowest rank)" : mark === "tie" ? " (tied slowest)" : "")})));
-    });
-  });
-  // the scale
-  const sx = left + steps.length * cell + 16;
-  for (let k = 0; k <= 10; k++) {
-    chart.append(svg("rect", {x: sx, y: top + (10 - k) * 6, width: 14, height: 6, fill: colour(lo + (hi - lo) * k / 10)}));
-  }
-  chart.append(svg("text", {x: sx + 18, y: top + 6, text: time(hi)}));
-  chart.append(svg("text", {x: sx + 18, y: top + 64, text: time(lo)}));
-  return el("div", {class: "heatmap-box"}, chart, el("p", {class: "note",
-    text: "step wall time per rank (the `steps` table); outlined: the slowest rank of a step (dashed: a tie)"}));
-}
-
-export const RANKS = {
-  title: "Ranks",
-  accepts: isView,
-  home: () => false,
-  lineFor(line, app) {
-    line = isView(L.command(line)) ? line : (app.lines.ranks || "scope");
-    for (const name of ["base", "base_step"]) line = L.withOption(line, name, "");
-    if (!L.option(line, "profiles")) line = L.withOption(line, "profiles", "all");
-    return L.withOption(line, "by_profile", "true");
-  },
-  async load(line, app) {
-    const names = app.state.profiles.map((p) => p.name);
-    const chosenText = L.option(line, "profiles");
-    const picked = chosenText === "all" ? names : chosenText.split(",").filter((n) => names.includes(n));
-    const view = await app.runView(line);
-    let steps = null;
-    if (picked.length && app.state.commands.some((c) => c.name === "steps")) {
-      try {
-        steps = await app.runDocument(`steps -profiles ${picked.join(",")}`);
-      } catch (e) {
-        steps = null;
-      }
-    }
-    return {data: {view, steps, names, picked}};
-  },
-  show({view, steps, names, picked}, app) {
-    const chosen = new Set(picked);
-    fill($("rk-profiles"), names.map((n) => {
-      const box = el("input", {type: "checkbox", value: n, onchange: () => {
-        const now = [...$("rk-profiles").querySelectorAll("input:checked")].map((b) => b.value);
-        app.navigate({line: L.withOption(app.line, "profiles", now.length === names.length ? "all" : now.join(",") || "none")});
-      }});
-      box.checked = chosen.has(n);
-      return el("label", {}, box, n);
-    }));
-    const agg = app.controls.options.find((o) => o.name === "aggregate");
-    options($("rk-aggregate"), agg.choices, L.option(app.line, "aggregate") || agg.default);
-    $("rk-note").textContent = names.length < 2
-      ? "One profile is loaded: load ranks with tfprof ui --profile_path=RANK_FOLDER or --profile NAME=PATH." : "";
-    const ranks = steps ? stepsOf(steps) : {};
-    const stepsLine = "steps -profiles " + (picked.length === names.length ? "all" : picked.join(","));
-    fill($("rk-heatmap"), Object.keys(ranks).length ? [heatmap(ranks),
-      el("details", {class: "rk-steps"}, el("summary", {text: "each rank's steps breakdown, side by side"}),
-        el("div", {class: "steps-ranks"}, Object.entries(ranks).map(([n, d]) => profilePanel(app, n, d, false, "rk-segment"))),
-        el("div", {id: "rk-segment", class: "segment"}),
-        lineLink(app, stepsLine, "steps", "open: " + stepsLine))]
-      : el("p", {class: "note", text: "no steps to compare"}));
-    const t = table(app, "rk-table");
-    t.setTree(view.tree, 2);
-    if (app.sort) t.setSort(app.sort);
-  },
-  wire(app) {
-    $("rk-aggregate").onchange = (e) => app.navigate({line: L.withOption(app.line, "aggregate", e.target.value)});
-  },
+/** The page and line that show what a checker's advice is about. */
+const CHECKER_PAGES = {
+  MemoryChecker: ["memory", "memory", "open the Memory page"],
+  CriticalPathChecker: ["timeline", "critpath", "mark the critical path on the Timeline"],
+  StragglerChecker: ["ranks", "collectives", "open the collectives on the Ranks page"],
 };
 
 export const ADVISE = {
@@ -314,8 +226,9 @@ export const ADVISE = {
     const opTypes = new ViewTree(ops);
     const known = new Set(Array.from({length: opTypes.n - 1}, (_, k) => opTypes.name(k + 1)));
     app.status(app.line + ": done", "note");
-    fill($("advice"), Object.entries(answer.checkers).map(([name, reports]) => el("section", {class: "checker"},
+    fill($("advice"), Object.entries(answer.checkers).map(([name, reports]) => el("section", {class: "checker", "data-checker": name},
       el("h2", {text: name}),
+      reports.length && CHECKER_PAGES[name] ? lineLink(app, CHECKER_PAGES[name][1], CHECKER_PAGES[name][0], CHECKER_PAGES[name][2]) : null,
       reports.length ? reports.map((r) => {
         const words = [...new Set(r.split(/[^A-Za-z0-9_./:-]+/).filter((w) => known.has(w)))];
         return el("div", {class: "report"}, el("pre", {text: r}),

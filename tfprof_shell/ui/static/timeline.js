@@ -6,8 +6,10 @@
 // slice (its details, and the flow from a launch to its kernel).
 //
 // Follow-ups draw on it without changing it: `overlays` are drawn after the lanes
-// (each {draw(g, view)}, view = {x(t), laneY(lane, row), rowHeight}), and
-// `painters[kind]` draws lanes of a kind the server adds (e.g. counters).
+// (each {draw(g, view)}, view = {x(t), laneY(lane, row), rowHeight, left, right,
+// top(lane), height(lane)}), `painters[kind]` draws lanes of a kind the server adds
+// (e.g. counters: paint(g, lane, k, view)) and `tips[kind](lane, t)` says what the
+// pointer is on in such a lane.
 
 import {post} from "./api.js";
 import {el, fill} from "./dom.js";
@@ -48,6 +50,7 @@ export class Timeline {
     this.unfolded = new Set();
     this.overlays = [];
     this.painters = {};
+    this.tips = {};
     this.ticks = [];
     this.flowsDrawn = [];
     this.selected = null;
@@ -172,7 +175,9 @@ export class Timeline {
     this.width = Math.max(400, this.wrap.clientWidth || 1000);
     this.drawAxis();
     const g = this.canvasSize(this.canvas, this.width, this.height);
-    const view = {x: (t) => this.x(t), laneY: (k, r) => this.laneY(k, r), rowHeight: ROW};
+    const view = {x: (t) => this.x(t), laneY: (k, r) => this.laneY(k, r), rowHeight: ROW,
+      left: LABEL, right: this.width, top: (k) => this.tops[k], height: (k) => this.shownRows(k) * ROW,
+      time: (x) => this.time(x)};
     this.drawSteps(g, this.height, false);
     for (const h of this.headers) this.drawHeader(g, h);
     data.lanes.forEach((lane, k) => {
@@ -529,6 +534,14 @@ export class Timeline {
     if (!this.data || this.drag) return;
     const hit = this.at(e);
     this.tip.hidden = true;
+    const lane = hit && hit.lane !== undefined ? this.data.lanes[hit.lane] : null;
+    if (lane && this.tips[lane.kind]) {
+      this.tip.textContent = this.tips[lane.kind](lane, this.time(hit.x));
+      this.tip.hidden = false;
+      this.tip.style.left = Math.min(hit.x + 14, this.width - 300) + "px";
+      this.tip.style.top = hit.y + 16 + "px";
+      return;
+    }
     if (!hit || hit.block === undefined) return;
     const b = hit.block, j = hit.j;
     this.tip.textContent = b.count[j] > 1

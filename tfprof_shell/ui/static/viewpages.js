@@ -3,6 +3,8 @@
 // a line the shell refuses, before anything on screen changes), show(data) draws.
 
 import {post} from "./api.js";
+import {counterTip, paintCounter} from "./counters.js";
+import {PathPanel} from "./critpath.js";
 import {showDetails} from "./details.js";
 import {el, fill} from "./dom.js";
 import {FlameGraph, sandwichTrees} from "./flame.js";
@@ -184,6 +186,43 @@ function showSandwich(app, row) {
 // -- Timeline -----------------------------------------------------------------------------
 
 let timeline = null;
+let pathPanel = null;
+
+/** Moments marked across the lanes (e.g. each rank's arrival at a collective), set by
+ * another page through app.timelineFocus = {t0, t1, title, marks: [{us, label, strong}]}
+ * (times in the trace's µs); kept until the page shows another line. */
+const focusOverlay = {
+  marks: [],
+  title: "",
+  draw(g, view) {
+    if (!this.marks.length || !timeline.data) return;
+    const origin = timeline.data.origin_us;
+    this.marks.forEach((m, k) => {
+      const x = view.x((m.us - origin) * 1000);
+      if (x < view.left || x > view.right) return;
+      g.strokeStyle = m.strong ? "#c0392b" : "rgba(20,60,120,0.7)";
+      g.lineWidth = m.strong ? 2 : 1;
+      g.beginPath();
+      g.moveTo(x + 0.5, 0);
+      g.lineTo(x + 0.5, timeline.height);
+      g.stroke();
+      g.fillStyle = g.strokeStyle;
+      g.fillText(m.label, x + 3, 8 + (k % 4) * 11);
+    });
+    g.lineWidth = 1;
+  },
+};
+const isPath = (line) => L.command(line) === "critpath";
+
+/** The step the timeline shows most of (its window's middle), or null. */
+function stepInView(tl) {
+  const d = tl && tl.data;
+  if (!d || !d.steps.length) return null;
+  const mid = (tl.t0 + tl.t1) / 2;
+  const within = d.steps.find((s) => s.start <= mid && mid <= s.end);
+  if (within) return within.step;
+  return d.steps.reduce((a, b) => Math.abs((a.start + a.end) / 2 - mid) <= Math.abs((b.start + b.end) / 2 - mid) ? a : b).step;
+}
 
 function timelineDetails(d) {
   const kv = (k, v) => el("tr", {}, el("th", {text: k}), el("td", {text: v}));
@@ -218,38 +257,65 @@ function rangeTable(answer) {
 
 export const TIMELINE = {
   title: "Timeline",
-  accepts: isView,
-  home: () => false,
+  accepts: (cmd) => isView(cmd) || cmd === "critpath",
+  home: (cmd) => cmd === "critpath",
   lineFor(line, app) {
-    // the graph view's schedule (or the code view's stack) where the profile has no trace
+    // the graph view's schedule (or the code view's stack) where the profile has no trace;
+    // a critpath line marks its paths on it
     const cmd = L.command(line);
-    if (cmd === "graph" || cmd === "code") return line;
+    if (cmd === "graph" || cmd === "code" || cmd === "critpath") return line;
     if (isView(cmd)) return L.withCommand(line, "graph");
     return app.lines.timeline || "graph";
   },
   async load(line, app) {
     if (!timeline) {
       app.timeline = timeline = new Timeline($("timeline"), {
-        onNote: (text) => { $("tl-note").textContent = text; },
+        onNote: (text) => { $("tl-note").textContent = (focusOverlay.title ? focusOverlay.title + " \u2014 " : "") + text; },
         onError: (text) => app.status(text, "error"),
-        onSelect: timelineDetails,
+        onSelect: (d) => { timelineDetails(d); if (pathPanel) pathPanel.mark(d.event); },
         onRange: rangeTable,
       });
+      timeline.painters.counter = paintCounter;
+      timeline.overlays.push(focusOverlay);
+      timeline.tips.counter = counterTip;
+      app.pathPanel = pathPanel = new PathPanel($("tl-path"), timeline);
     }
     app.status("timeline of: " + line, "busy");
+    // a critpath line the shell refuses throws here, before anything on screen changes
+    const marks = isPath(line) ? await post("/api/timeline/critpath", {line}) : null;
     await timeline.load(line);
-    return {data: null};
+    return {data: marks};
   },
-  show(_, app) {
+  show(marks, app) {
     const d = timeline.data;
     const download = d.download || (L.command(app.line) === "code" ? app.line : "graph");
     $("tl-download").href = "/api/trace?" + new URLSearchParams({line: download}).toString();
-    app.status(`timeline of ${d.source}: ${d.lanes.length} lanes`, "note");
+    $("tl-critpath").checked = Boolean(marks);
+    pathPanel.set(marks);
+    const focus = app.timelineFocus;
+    app.timelineFocus = null;
+    focusOverlay.marks = focus ? focus.marks : [];
+    focusOverlay.title = focus ? focus.title : "";
+    if (focus) {
+      const origin = d.origin_us;
+      $("tl-note").textContent = focus.title;
+      timeline.setWindow((focus.t0 - origin) * 1000, (focus.t1 - origin) * 1000);
+    }
+    if (!marks) app.lines.timelineView = app.line;
+    const paths = marks ? `; critical path: ${marks.found} of ${marks.events} events marked` : "";
+    app.status(`timeline of ${d.source}: ${d.lanes.length} lanes${paths}` +
+      (marks && marks.notes.length ? " — " + marks.notes.join("; ") : ""), "note");
     timeline.draw();
   },
-  wire() {
+  wire(app) {
     $("tl-in").addEventListener("click", () => timeline && timeline.zoom(1 / 2));
     $("tl-out").addEventListener("click", () => timeline && timeline.zoom(2));
     $("tl-reset").addEventListener("click", () => timeline && timeline.reset());
+    $("tl-critpath").addEventListener("change", async (e) => {
+      const on = e.target.checked;
+      const step = stepInView(timeline);
+      const line = !on ? app.lines.timelineView || "graph" : step === null ? "critpath" : `critpath -step ${step}`;
+      if (!await app.navigate({line})) e.target.checked = !on;  // refused: as it was
+    });
   },
 };
