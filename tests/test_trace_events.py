@@ -79,7 +79,7 @@ def test_a_document_the_typed_decoder_refuses_reads_the_same():
 def test_missing_fields_take_the_loaders_defaults():
     (ev,) = parse_trace_events(b'[{"ph": "X", "args": {}}]')
     assert (ev.name, ev.ts, ev.dur, ev.pid, ev.cat) == ("", 0, 0, None, None)
-    assert (ev.args.device, ev.args.stream, ev.args.external_id) == (0, "", None)
+    assert (ev.args.device, ev.args.stream, ev.args.external_id) == (None, "", None)
     assert ev.args.name is UNSET and ev.args.op is UNSET
     assert NO_ARGS == EventArgs()
 

@@ -24,19 +24,27 @@ UNSET: Any = msgspec.UNSET
 
 
 class EventArgs(msgspec.Struct, gc=False):
-    """The ``args`` of an event: PyTorch's ids, device and bytes; TF's node name and op.
+    """The ``args`` of an event: PyTorch's ids, device, bytes and syncs; TF's node name and op.
 
     Defaults are what the loaders take for a missing field; ``name`` and ``op``
     are :data:`UNSET` when missing (a TF timeline event is told by having both).
     """
 
     external_id: Any = msgspec.field(name="External id", default=None)
+    #: the first Kineto traces' spelling, on device and runtime events
+    external_id_lower: Any = msgspec.field(name="external id", default=None)
     correlation: Any = None
-    device: Any = 0
+    device: Any = None
     stream: Any = ""
     bytes: Any = None
     name: Any = UNSET
     op: Any = UNSET
+    #: a ``cuda_sync`` event's wait: the stream that recorded the event waited on,
+    #: the correlation id of the call that recorded it, and the event's id
+    wait_on_stream: Any = None
+    wait_on_event_record: Any = msgspec.field(name="wait_on_cuda_event_record_corr_id",
+                                              default=None)
+    wait_on_event: Any = msgspec.field(name="wait_on_cuda_event_id", default=None)
 
 
 class TraceEvent(msgspec.Struct, gc=False):
@@ -60,9 +68,12 @@ class _Document(msgspec.Struct, gc=False):
     traceEvents: Optional[list[TraceEvent]] = None  # noqa: N815 - the JSON key
 
 
-_ARG_KEYS = (("External id", "external_id"), ("correlation", "correlation"),
-             ("device", "device"), ("stream", "stream"), ("bytes", "bytes"),
-             ("name", "name"), ("op", "op"))
+_ARG_KEYS = (("External id", "external_id"), ("external id", "external_id_lower"),
+             ("correlation", "correlation"), ("device", "device"), ("stream", "stream"),
+             ("bytes", "bytes"), ("name", "name"), ("op", "op"),
+             ("wait_on_stream", "wait_on_stream"),
+             ("wait_on_cuda_event_record_corr_id", "wait_on_event_record"),
+             ("wait_on_cuda_event_id", "wait_on_event"))
 _EVENT_KEYS = ("ph", "cat", "name", "pid", "tid", "ts", "dur")
 
 _decode = msgspec.json.Decoder(Union[_Document, list[TraceEvent]]).decode
