@@ -24,8 +24,9 @@ from ..model import Model, Source
 from .files import read_bytes
 from .records import StatRecord
 from .runmeta import add_run_metadata
-from .torch_intervals import DEVICE_CATS, TorchIntervals
-from .torch_trace import TORCH_CPU, TorchFiles
+from .torch_devices import DEVICE_CATS
+from .torch_intervals import TorchIntervals
+from .torch_trace import TORCH_CPU, UNATTRIBUTED, TorchFiles
 from .trace_events import NO_ARGS, UNSET, TraceEvent, parse_trace_events
 
 _COMPUTE_SUFFIX = " Compute"
@@ -168,6 +169,15 @@ def load_chrome_traces(paths: Sequence[str], graph_path: Optional[str] = None,
     if torch.left_out:
         model.notes.append("%d op executions outside any ProfilerStep were left out"
                            % torch.left_out)
+    if torch.disagree:
+        model.notes.append("%d of %d device events carry an External id naming another op "
+                           "than the one around their launch (older traces write other ids "
+                           "there): each is charged to the op around its launch"
+                           % (torch.disagree, torch.checked))
+    if torch.unattributed:
+        model.notes.append("%d device events ran for no op (launched outside every op, or "
+                           "with no launch in the trace): see %s" % (torch.unattributed,
+                                                                    UNATTRIBUTED))
     if torch.kept:
         model.set_interval_source(TorchIntervals(torch.kept))
     return model

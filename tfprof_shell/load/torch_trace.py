@@ -2,9 +2,14 @@
 
 Each ``cpu_op`` event is a node named by the path of the module (``nn.Module``),
 ``record_function`` and enclosing ops around it (``Linear_0/aten::linear/
-aten::addmm``), typed by the op (``aten::addmm``), timed by its self time;
-GPU kernels count as accelerator time of the op whose ``External id`` they
-carry; ``ProfilerStep#N`` marks step N (else the i-th file is step i). In a
+aten::addmm``), typed by the op (``aten::addmm``), timed by its self time.
+Device work (kernels, copies, sets, on any accelerator) counts as accelerator
+time of its owner by PyTorch's own rule, on every Kineto generation: the
+innermost cpu op or ``record_function`` range open around the call that
+launched it (the runtime or driver call with the same ``correlation``) on the
+launching thread (:class:`_Charged`); work with no owner is a node of its own
+under ``(unattributed)``. ``ProfilerStep#N`` marks step N (else the i-th file
+is step i). In a
 trace recorded with stacks (``with_stack=True``) the ``python_function``
 events open around an op (``train.py(23): main``) are its code trace.
 
@@ -24,12 +29,15 @@ from itertools import accumulate
 from typing import Any, Optional, Sequence
 
 from ..model import Frame, Model
-from .records import CPU_DEVICE, GPU_DEVICE, GPU_STREAM_ALL, ExecRows, node_for
+from .records import (ACCELERATOR_DEVICE, ACCELERATOR_STREAM_ALL, CPU_DEVICE, ExecRows,
+                      node_for)
+from .torch_devices import (DEVICE_CATS, HOST_WORK_CATS, LAUNCH_CATS, OP_CATS, SYNC_CATS,
+                            DeviceNames)
+from .torch_intervals import KeptEvents, user_frame
 from .trace_events import NO_ARGS, TraceEvent
-from .torch_intervals import DEVICE_CATS, RUNTIME_CATS, KeptEvents, user_frame
 from .xla import KERNEL_TYPE
 
-TORCH_CPU = ("cpu_op", "operator")
+TORCH_CPU = OP_CATS
 _STEP_PREFIX = "ProfilerStep#"
 _PROFILER_STEP = re.compile(r"ProfilerStep#(\d+)")
 _PY_FRAME = re.compile(r"(.+)\((\d+)\): (.+)")
@@ -105,10 +113,14 @@ def _mark(name: str) -> Optional[int]:
 
 
 #: A scope or op of a thread, to be sorted: (start, -duration, input order, label,
-#: the op's type (None for a scope), the op's External id).
+#: the op's type (None for a scope), tag): an op's tag is its External id, a
+#: ``user_annotation``'s its External id too, a module scope's :data:`_MODULE_SCOPE`.
 _Scoped = tuple[float, float, int, str, Optional[str], Any]
 #: A Python frame of a thread: (start, end, frame).
 _Framed = tuple[float, float, Frame]
+#: The tag of an ``nn.Module`` scope (a Python frame, not a profiler range: it owns no
+#: device work).
+_MODULE_SCOPE = object()
 
 
 class _Sorted:
@@ -120,12 +132,14 @@ class _Sorted:
         #: per (pid, tid): the Python frames
         self.framed: defaultdict[Any, list[_Framed]] = defaultdict(list)
         self.marks: list[tuple[float, float, int]] = []
-        self.kernels: list[TraceEvent] = []
+        #: per (pid, tid): the [start, end) of its ProfilerStep ranges
+        self.step_spans: defaultdict[Any, list[tuple[float, float]]] = defaultdict(list)
         #: the events :class:`.torch_intervals.TorchIntervals` reads
         self.kept = KeptEvents()
         scoped, framed = self.scoped, self.framed
-        keep, add_mark, add_kernel = self.kept.host.append, self.marks.append, self.kernels.append
+        keep, add_mark = self.kept.host.append, self.marks.append
         keep_device, keep_runtime = self.kept.device.append, self.kept.runtime.append
+        keep_sync = self.kept.syncs.append
         py_names: dict[str, _PyName] = {}
         for seq, ev in enumerate(events):
             if ev.ph != "X":
@@ -139,7 +153,7 @@ class _Sorted:
                     info = py_names[name] = _PyName(name)
                 if info.label is not None:
                     scoped[(ev.pid, ev.tid)].append(
-                        (float(ev.ts), -float(ev.dur), seq, info.label, None, None))
+                        (float(ev.ts), -float(ev.dur), seq, info.label, None, _MODULE_SCOPE))
                 if info.frame is not None:
                     start = float(ev.ts)
                     framed[(ev.pid, ev.tid)].append((start, start + float(ev.dur), info.frame))
@@ -155,57 +169,182 @@ class _Sorted:
             if step is not None:
                 start = float(ev.ts)
                 add_mark((start, start + float(ev.dur), step))
-            if cat in TORCH_CPU:
+            if cat in OP_CATS or cat == "user_annotation":
                 keep(ev)
                 if step is not None:
+                    self.step_spans[(ev.pid, ev.tid)].append((start, start + float(ev.dur)))
                     continue
                 args = ev.args
                 item: Any = (float(ev.ts), -float(ev.dur), seq,
-                             name[_MODULE_LEN:] if name.startswith(_MODULE) else name, name,
+                             name[_MODULE_LEN:] if name.startswith(_MODULE) else name,
+                             name if cat in OP_CATS else None,
                              None if args is None else args.external_id)
-            elif cat == "user_annotation":
-                keep(ev)
-                if step is not None:
-                    continue
-                item = (float(ev.ts), -float(ev.dur), seq,
-                        name[_MODULE_LEN:] if name.startswith(_MODULE) else name, None, None)
             else:
                 if cat in DEVICE_CATS:
-                    add_kernel(ev)
                     keep_device(ev)
-                elif cat in RUNTIME_CATS:
+                elif cat in LAUNCH_CATS:
                     keep_runtime(ev)
+                elif cat in SYNC_CATS:
+                    keep_sync(ev)
+                elif cat in HOST_WORK_CATS:
+                    keep(ev)
                 continue
             scoped[(ev.pid, ev.tid)].append(item)
 
 
-def _ops(scoped: dict[Any, list[_Scoped]]) -> list[list[Any]]:
-    """[start, self, name, op, external id] of every cpu op, scoped by what encloses it."""
+#: What owns device work (see :func:`_ops`): [start, self µs or None, node name, op
+#: type, External id]; a cpu op's self time is a number, a range's None.
+_Owner = list[Any]
+#: The owner of work launched inside a ProfilerStep but outside every op (PyTorch's
+#: ``key_averages`` names it so).
+_STEP_OWNER: _Owner = [0.0, None, "ProfilerStep*", "ProfilerStep*", None]
+#: The owners of device work with no op: launched outside every op and step, or
+#: with no launching call in the trace.
+UNATTRIBUTED = "(unattributed)"
+_OUTSIDE_OWNER: _Owner = [0.0, None, UNATTRIBUTED + "/launched outside any op", UNATTRIBUTED,
+                          None]
+_NO_LAUNCH_OWNER: _Owner = [0.0, None, UNATTRIBUTED + "/no launch in the trace",
+                            UNATTRIBUTED, None]
+
+
+def _launches(runtime: Sequence[TraceEvent]
+              ) -> tuple[dict[Any, list[tuple[float, Any]]], dict[Any, tuple[float, str, Any]]]:
+    """Per thread, its launching calls as (start, correlation) sorted by start; and
+    correlation -> (start, the family of the device it drives, thread)."""
+    per_thread: defaultdict[Any, list[tuple[float, Any]]] = defaultdict(list)
+    at: dict[Any, tuple[float, str, Any]] = {}
+    for ev in runtime:
+        corr = (ev.args or NO_ARGS).correlation
+        if corr is None:
+            continue
+        try:
+            start = float(ev.ts)
+        except (TypeError, ValueError):
+            continue
+        key = (ev.pid, ev.tid)
+        per_thread[key].append((start, corr))
+        at[corr] = (start, LAUNCH_CATS.get(ev.cat, ""), key)
+    for calls in per_thread.values():
+        calls.sort(key=_first)
+    return per_thread, at
+
+
+def _first(item: tuple[float, Any]) -> float:
+    return item[0]
+
+
+def _ops(scoped: dict[Any, list[_Scoped]], launches: dict[Any, list[tuple[float, Any]]]
+         ) -> tuple[list[list[Any]], dict[Any, Optional[_Owner]]]:
+    """[start, self, name, op, external id] of every cpu op, scoped by what encloses it;
+    and the owner of each launching call (by correlation): the innermost cpu op or
+    ``user_annotation`` range open around it on its thread (PyTorch's rule: the
+    profiler range whose correlation was current when the call was made), None if
+    none is."""
     out: list[list[Any]] = []
     add = out.append
-    for items in scoped.values():
+    owners: dict[Any, Optional[_Owner]] = {}
+    for key, items in scoped.items():
         # (start, -duration, input order): the outer of two events starting
         # together comes first, ties keep their order.
         items.sort()
-        # Each open event: its end, its scope path, and the nearest cpu op record
-        # at or above it (whose self time its child ops reduce).
-        stack: list[tuple[float, str, Optional[list[Any]]]] = []
-        for start, neg_dur, _, label, op, ext in items:
+        calls = launches.get(key, ())
+        j, n = 0, len(calls)
+        # Each open event: its end, its scope path, the nearest cpu op record at or
+        # above it (whose self time its child ops reduce), and the innermost range
+        # (op or annotation) at or above it, which owns the work launched inside.
+        stack: list[tuple[float, str, Optional[list[Any]], Optional[_Owner]]] = []
+        for start, neg_dur, _, label, op, tag in items:
+            while j < n and calls[j][0] < start:  # a launch before this event starts
+                at, corr = calls[j]
+                j += 1
+                while stack and stack[-1][0] <= at:
+                    stack.pop()
+                owners[corr] = stack[-1][3] if stack else None
             end = start - neg_dur
             while stack and stack[-1][0] <= start:
                 stack.pop()
             if stack:
                 top = stack[-1]
-                path, rec = top[1] + "/" + label, top[2]
+                path, rec, owner = top[1] + "/" + label, top[2], top[3]
             else:
-                path, rec = label, None
+                path, rec, owner = label, None, None
             if op is not None:
-                parent, rec = rec, [start, end - start, path, op, ext]
+                parent, rec = rec, [start, end - start, path, op, tag]
                 if parent is not None:
                     parent[1] -= end - start
                 add(rec)
-            stack.append((end, path, rec))
-    return out
+                owner = rec
+            elif tag is not _MODULE_SCOPE:
+                owner = [start, None, path, label, tag]
+            stack.append((end, path, rec, owner))
+        while j < n:
+            at, corr = calls[j]
+            j += 1
+            while stack and stack[-1][0] <= at:
+                stack.pop()
+            owners[corr] = stack[-1][3] if stack else None
+    for key, calls in launches.items():
+        if key not in scoped:
+            for _, corr in calls:
+                owners[corr] = None
+    return out, owners
+
+
+def _in_spans(spans: list[tuple[float, float]], t: float) -> bool:
+    """Whether ``t`` falls in the last of the sorted, disjoint ``spans`` starting by then."""
+    i = bisect_right(spans, (t, float("inf"))) - 1
+    return i >= 0 and t < spans[i][1]
+
+
+class _Charged:
+    """Each device event of one trace with its owner (see :func:`_ops`), by PyTorch's
+    rule: the owner of the call with the event's ``correlation``; else, for an event
+    no call launched, the op its ``External id`` names where the trace's External ids
+    agree with its launches; else :data:`UNATTRIBUTED`.
+
+    ``work`` holds (start, duration, owner, device, event name, launch start or None).
+    """
+
+    def __init__(self, parts: _Sorted, ops: list[list[Any]],
+                 owners: dict[Any, Optional[_Owner]],
+                 launch_at: dict[Any, tuple[float, str, Any]]) -> None:
+        kept = parts.kept
+        names = DeviceNames(LAUNCH_CATS.get(ev.cat, "") for ev in kept.runtime)
+        self.work: list[tuple[float, float, _Owner, str, str, Optional[float]]] = []
+        add = self.work.append
+        #: device events whose External id names their owner, and those whose does not
+        self.agree = self.disagree = 0
+        pending = []
+        step_spans = parts.step_spans
+        for spans in step_spans.values():
+            spans.sort()
+        for ev in kept.device:
+            args = ev.args or NO_ARGS
+            launch = launch_at.get(args.correlation)
+            if launch is None:
+                pending.append(ev)
+                continue
+            owner = owners.get(args.correlation)
+            if owner is None:
+                spans = step_spans.get(launch[2])
+                owner = _STEP_OWNER if spans and _in_spans(spans, launch[0]) else _OUTSIDE_OWNER
+            ext = args.external_id if args.external_id is not None else args.external_id_lower
+            if ext is not None and owner[4] is not None:
+                if ext == owner[4]:
+                    self.agree += 1
+                else:
+                    self.disagree += 1
+            add((float(ev.ts), float(ev.dur), owner, names.name(ev, launch[1]), str(ev.name),
+                 launch[0]))
+        by_ext: dict[Any, list[Any]] = {}
+        if pending and not self.disagree:
+            by_ext = {op[4]: op for op in ops if op[4] is not None}
+        for ev in pending:
+            args = ev.args or NO_ARGS
+            ext = args.external_id if args.external_id is not None else args.external_id_lower
+            owner = by_ext.get(ext) if ext is not None and ext != args.correlation else None
+            add((float(ev.ts), float(ev.dur), owner if owner is not None else _NO_LAUNCH_OWNER,
+                 names.name(ev, None), str(ev.name), None))
 
 
 class TorchTraces:
@@ -286,16 +425,35 @@ def _traces(threads: dict[Any, tuple[list[_Framed], list[_Scoped]]]
     return traces
 
 
+def _carried(rows: list[tuple[float, int, float, int, str, Optional[str]]], device: str
+             ) -> list[tuple[int, str, int, int]]:
+    """A node's rows in whole µs; device rows (own device set) rounded cumulatively, so
+    that their sum is the rounded sum of their exact durations (each alone may round
+    to 0: a sub-µs kernel), cpu rows one by one, as everywhere."""
+    durs = [row[2] if 0.0 < row[2] < _INF else 0.0 for row in rows if row[5] is not None]
+    ends = [round(t) for t in accumulate(durs)]
+    each = iter([b - a for a, b in zip([0] + ends, ends)])
+    return [(step, device, int(start), _whole(dur)) if own is None
+            else (step, own, int(start), next(each))
+            for start, _, dur, step, _, own in rows]
+
+
+_INF = float("inf")
+
+
 class TorchFiles:
     """The PyTorch traces of one model, added file by file, then :meth:`finish`."""
 
     def __init__(self, model: Model) -> None:
         self.model = model
-        self.rows = ExecRows(model)
+        self.rows = ExecRows(model, exact_streams=True)
         self.traces = TorchTraces()
         #: per file, the events a step breakdown reads
         self.kept: list[KeptEvents] = []
         self.left_out = 0
+        #: device events charged to (unattributed), and those whose External id was
+        #: checked against their launching op / disagreed with it
+        self.unattributed = self.checked = self.disagree = 0
         #: node -> the canonical device of its first counted cpu execution
         self.canonical: dict[str, str] = {}
 
@@ -304,28 +462,23 @@ class TorchFiles:
         parts = _Sorted(events)
         self.kept.append(parts.kept)
         marks = _StepMarks(sorted(parts.marks))
-        ops = _ops(parts.scoped)
-        by_ext = {op[4]: op for op in ops if op[4] is not None}
-        kernels = []
-        for ev in parts.kernels:
-            args = ev.args or NO_ARGS
-            op = by_ext.get(args.external_id)
-            if op is not None:
-                gpu = int(args.device or 0)
-                op.append(gpu)
-                kernels.append((float(ev.ts), float(ev.dur), op[2], op[3], gpu, str(ev.name)))
+        launches, launch_at = _launches(parts.kept.runtime)
+        ops, owners = _ops(parts.scoped, launches)
+        charged = _Charged(parts, ops, owners, launch_at)
+        self.disagree += charged.disagree
+        self.checked += charged.agree + charged.disagree
         # The engine keeps a node's cpu records on its first device only, so every
-        # execution of a node goes on its GPU if any of them launched kernels.
-        gpu_of: dict[str, int] = {}
-        for op in ops:
-            if len(op) > 5:
-                gpu_of.setdefault(op[2], op[5])
+        # execution of a cpu op goes on its device if any of them launched work.
+        device_of: dict[str, str] = {}
+        for _, _, owner, device, _, _ in charged.work:
+            if owner[1] is not None:
+                device_of.setdefault(owner[2], device)
         # Each node's executions with a step, (start, input order, duration, step,
         # op type, device or None for the node's own), sorted by start
         groups: dict[str, list[tuple[float, int, float, int, str, Optional[str]]]] = {}
         left_out = 0
         step_at = marks.at
-        for i, (start, dur, name, op_type, *_) in enumerate(ops):
+        for i, (start, dur, name, op_type, _) in enumerate(ops):
             step = step_at(start, index)
             if step is None:
                 left_out += 1
@@ -337,22 +490,34 @@ class TorchFiles:
             else:
                 found.append(row)
         i = len(ops)
-        for start, dur, name, op_type, gpu, _ in kernels:
+        streams: dict[str, str] = {}
+        with_work: set[str] = set()
+        model = self.model
+        for start, dur, owner, device, kernel, launch in charged.work:
             i += 1
-            step = step_at(start, index, True)
+            # the step of the launching call (HTA's rule, as `steps`), else the one the
+            # work ran in
+            step = None if launch is None else step_at(launch, index)
+            if step is None:
+                step = step_at(start, index, True)
+            name = owner[2]
+            node_for(model, name, owner[3]).op_types.add(KERNEL_TYPE + kernel)
             if step is None:
                 left_out += 1
                 continue
-            row = (start, i, dur, step, op_type, GPU_STREAM_ALL % (0, gpu))
+            if owner is _OUTSIDE_OWNER or owner is _NO_LAUNCH_OWNER:
+                self.unattributed += 1
+            stream = streams.get(device)
+            if stream is None:
+                stream = streams[device] = ACCELERATOR_STREAM_ALL % (0, device)
+            row = (start, i, dur, step, owner[3], stream)
+            with_work.add(name)
             found = groups.get(name)
             if found is None:
                 groups[name] = [row]
             else:
                 found.append(row)
         self.left_out += left_out
-        model = self.model
-        for _, name, op_type, gpu, kernel in (k[1:] for k in kernels):
-            node_for(model, name, op_type).op_types.add(KERNEL_TYPE + kernel)
         for rows in groups.values():
             rows.sort()
         canonical = self.canonical
@@ -361,16 +526,19 @@ class TorchFiles:
             rows = groups[name]
             device = canonical.get(name)
             if device is None:
-                on_gpu = gpu_of.get(name)
-                device = CPU_DEVICE % 0 if on_gpu is None else GPU_DEVICE % (0, on_gpu)
+                on = device_of.get(name)
+                device = CPU_DEVICE % 0 if on is None else ACCELERATOR_DEVICE % (0, on)
                 if any(row[5] is None for row in rows):
                     canonical[name] = device
-            try:
-                kept = [(step, device if own is None else own, int(start), max(round(dur), 0))
-                        for start, _, dur, step, _, own in rows]
-            except (ValueError, OverflowError):  # NaN or infinite: a broken trace
-                kept = [(step, device if own is None else own, int(start), _whole(dur))
-                        for start, _, dur, step, _, own in rows]
+            if name in with_work:
+                kept = _carried(rows, device)
+            else:
+                try:
+                    kept = [(step, device, int(start), max(round(dur), 0))
+                            for start, _, dur, step, _, _ in rows]
+                except (ValueError, OverflowError):  # NaN or infinite: a broken trace
+                    kept = [(step, device, int(start), _whole(dur))
+                            for start, _, dur, step, _, _ in rows]
             self.rows.add_node(name, rows[0][4], kept)
         self.traces.add(parts.framed, parts.scoped, groups)
 
