@@ -15,8 +15,8 @@ import sys
 from bisect import bisect_right
 from typing import Any, Optional, Sequence
 
-from ..model.intervals import (HAS_BYTES, HAS_DEVICE, HAS_HOST_COMM, HAS_HOST_OPS,
-                               HAS_INPUT, HAS_LAUNCH, HAS_MARKERS, HAS_SYNC,
+from ..model.intervals import (HAS_BYTES, HAS_DEVICE, HAS_DEVICE_SYNC, HAS_HOST_COMM,
+                               HAS_HOST_OPS, HAS_INPUT, HAS_LAUNCH, HAS_MARKERS, HAS_SYNC,
                                HOST_COMMUNICATION, HOST_OPS, INPUT, LAUNCH, MEMSET,
                                PYTHON_FRAME, SYNC,
                                DeviceEvent, DeviceSync, HostEvent, Intervals, StepMark,
@@ -105,6 +105,8 @@ class TorchIntervals:
                         origin="PyTorch trace events")
         for index, events in enumerate(self.files):
             self._add_file(out, index, events)
+        if out.syncs:
+            out.has = out.has | {HAS_DEVICE_SYNC}
         out.devices.sort()
         out.host.sort()
         out.frames.sort()
@@ -275,9 +277,12 @@ def _sync(ev: TraceEvent, calls: dict[Any, tuple[int, int, str, Any, str]],
     else:  # Context Sync: every stream of the device
         waited = work.before(device, "", args.correlation)
     return DeviceSync(start, end, device, stream, name, step,
-                      waited[1] if waited else "", waited[2] if waited else "",
-                      waited[0] if waited else -1,
-                      record[0] if record else -1, record[1] if record else -1)
+                      waited_stream=waited[1] if waited else "",
+                      waited_name=waited[2] if waited else "",
+                      waited_end=waited[0] if waited else -1,
+                      record=record[0] if record else -1,
+                      record_end=record[1] if record else -1,
+                      launch=call[0] if call is not None else -1)
 
 
 def _host_kind(cat: Any, name: str) -> Optional[str]:

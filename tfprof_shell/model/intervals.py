@@ -48,6 +48,8 @@ HAS_INPUT = "input"
 HAS_HOST_OPS = "host_ops"
 HAS_HOST_COMM = "host_communication"
 HAS_MARKERS = "markers"
+#: device-side synchronisation events (Kineto's cuda_sync, recorded only when enabled)
+HAS_DEVICE_SYNC = "device_sync"
 
 # HTA's classification by kernel name (hta/utils/utils.py), plus the copy directions.
 _NCCL = re.compile(r"nccl.*Kernel")
@@ -106,8 +108,9 @@ class DeviceSync(NamedTuple):
     end) ns, its kind (``Event Sync``, ``Stream Wait Event``, ``Context Sync``, ``Stream
     Sync``), the step of the call that made it, and what it waited for where the trace
     says: the stream (``""`` unknown) and the device event on it that the wait covered
-    (its name and end, ``""``/-1 unknown), and the host call that recorded the CUDA event
-    waited on ([start, end) ns, -1 unknown)."""
+    (its name and end, ``""``/-1 unknown), the host call that recorded the CUDA event
+    waited on ([start, end) ns, -1 unknown), and the start of the host call that made
+    the sync (-1 unknown)."""
 
     start: int
     end: int
@@ -120,6 +123,7 @@ class DeviceSync(NamedTuple):
     waited_end: int = -1
     record: int = -1
     record_end: int = -1
+    launch: int = -1
 
 
 class HostEvent(NamedTuple):
