@@ -24,7 +24,7 @@ from collections import Counter
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, run_cli
 from tfprof_shell.load.chrome_trace import load_chrome_traces
 from tfprof_shell.load.torch_trace import UNATTRIBUTED
 from tfprof_shell.model import stats as S
@@ -214,3 +214,23 @@ def test_recorded_cpu_traces_agree_with_their_key_averages(version):
             runs[node.op] += node.stats(step)[S.RUN_COUNT]
             assert node.stats(step)[S.ACCEL] == 0
     assert runs and all(runs[op] == table[op]["count"] for op in runs)
+
+
+@pytest.mark.parametrize("generation,device", [("mtia", "mtia:0"), ("xpu", "xpu:0"),
+                                               ("rocm", "gpu:0"),
+                                               ("privateuse1", "privateuse1:0")])
+def test_kernels_steps_and_timeline_name_each_backends_device(generation, device, tmp_path):
+    path = os.path.join(CORPUS, "synthetic_%s.pt.trace.json.gz" % generation)
+    kernels = run_cli(["--profile_path=" + path, "kernels", "-device", device])
+    assert kernels.code == 0 and "on %s, all steps" % device in kernels.out
+    assert "ampere_sgemm_128x64_nn" in kernels.out
+    steps = run_cli(["--profile_path=" + path, "steps", "-device", device, "-output", "json"])
+    doc = json.loads(steps.out)
+    assert doc["devices"] == [device] and all(device in s["devices"] for s in doc["steps"])
+    out = tmp_path / "steps.json"
+    run_cli(["--profile_path=" + path, "steps", "-output", "timeline:outfile=%s" % out])
+    names = {e["args"]["name"] for e in json.loads(out.read_text())["traceEvents"]
+             if e.get("ph") == "M"}
+    assert "Steps %s" % device in names
+    wrong = run_cli(["--profile_path=" + path, "kernels", "-device", "gpu:7"])
+    assert wrong.code != 0 and ("devices: %s" % device) in wrong.err

@@ -194,8 +194,8 @@ class Options:
         choices=lambda: tuple(AGGREGATES), choice_help=AGGREGATES,
         commands=MULTI_COMMANDS, in_dump=False, flag=True)
     device: str = _opt(
-        "", DEVICE, "Show only this device (a name the steps table shows, e.g. gpu:0, or "
-        "/device:GPU:0; all: every device).", "NAME|all", commands=INTERVAL_COMMANDS + ("set",),
+        "", DEVICE, "Show only this device (a name the steps table shows, e.g. gpu:0 or "
+        "mtia:0, or /device:GPU:0; all: every device).", "NAME|all", commands=INTERVAL_COMMANDS + ("set",),
         in_dump=False)
     by_profile: bool = _opt(
         False, BOOL, "With -profiles: show each profile's values beside the combined one.",
