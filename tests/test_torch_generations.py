@@ -234,3 +234,27 @@ def test_kernels_steps_and_timeline_name_each_backends_device(generation, device
     assert "Steps %s" % device in names
     wrong = run_cli(["--profile_path=" + path, "kernels", "-device", "gpu:7"])
     assert wrong.code != 0 and ("devices: %s" % device) in wrong.err
+
+
+def test_ids_of_a_wrong_type_name_nothing(tmp_path):
+    """A broken trace's correlation or External id may be a list or an object: such work
+    has no launch and no op, and every command still answers."""
+    events = [
+        {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1,
+         "ts": 0, "dur": 100},
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 10,
+         "dur": 50, "args": {"External id": [3]}},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+         "ts": 20, "dur": 5, "args": {"correlation": [7], "External id": {"a": 1}}},
+        {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 30, "dur": 5,
+         "args": {"correlation": [7], "External id": [3], "device": "x"}},
+        {"ph": "X", "cat": "cuda_sync", "name": "Event Sync", "pid": 0, "tid": 7, "ts": 30,
+         "dur": 5, "args": {"correlation": 7, "wait_on_stream": [1],
+                            "wait_on_cuda_event_record_corr_id": {"q": 1}}}]
+    path = tmp_path / "broken.pt.trace.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    for command in ("op", "scope", "steps", "kernels"):
+        run = run_cli(["--profile_path=%s" % path, command])
+        assert run.code == 0 and "internal error" not in run.err, (command, run.err)
+    model = load_chrome_traces([str(path)])
+    assert model.nodes[UNATTRIBUTED + "/no launch in the trace"].stats(1)[S.ACCEL] == 5

@@ -55,6 +55,16 @@ MEMSET_CATS = frozenset(("gpu_memset", "Memset"))
 _MTIA_WORK = "mtia_ccp_events"
 
 
+#: The types an id (correlation, External id) may have; anything else names nothing.
+ID_TYPES = (int, str, float)
+
+
+def event_id(value: Any) -> Any:
+    """An id argument as a dictionary key: None unless a number or a string (a broken
+    trace may hold anything there)."""
+    return value if value.__class__ in ID_TYPES else None
+
+
 def device_index(ev: Any) -> int:
     """The device an event ran on: its ``device`` argument, else its process id
     (device lanes' pid is the device), else 0."""

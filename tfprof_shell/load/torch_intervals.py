@@ -21,7 +21,7 @@ from ..model.intervals import (HAS_BYTES, HAS_DEVICE, HAS_DEVICE_SYNC, HAS_HOST_
                                PYTHON_FRAME, SYNC,
                                DeviceEvent, DeviceSync, HostEvent, Intervals, StepMark,
                                classify_kernel, copy_kind)
-from .torch_devices import (LAUNCH_CATS, MEMCPY_CATS, MEMSET_CATS, DeviceNames,
+from .torch_devices import (LAUNCH_CATS, MEMCPY_CATS, MEMSET_CATS, DeviceNames, event_id,
                             stream_of)
 from .trace_events import NO_ARGS, TraceEvent
 
@@ -118,9 +118,9 @@ class TorchIntervals:
         calls: dict[Any, tuple[int, int, str, Any, str]] = {}
         for ev in events.runtime:
             start = _ns(ev.ts)
-            calls[(ev.args or NO_ARGS).correlation] = (start, start + _ns(ev.dur),
-                                                       str(ev.name), ev.tid,
-                                                       LAUNCH_CATS.get(ev.cat, ""))
+            calls[event_id((ev.args or NO_ARGS).correlation)] = (
+                start, start + _ns(ev.dur), str(ev.name), ev.tid, LAUNCH_CATS.get(ev.cat, ""))
+        calls.pop(None, None)
         for ev in events.host:
             if ev.cat != "python_function":
                 m = _STEP.fullmatch(str(ev.name))
@@ -145,7 +145,7 @@ class TorchIntervals:
         for ev in events.device:
             cat = ev.cat
             args = ev.args or NO_ARGS
-            corr, nbytes = args.correlation, args.bytes
+            corr, nbytes = event_id(args.correlation), args.bytes
             start = _ns(ev.ts)
             end = start + _ns(ev.dur)
             name = str(ev.name)
@@ -256,7 +256,8 @@ def _sync(ev: TraceEvent, calls: dict[Any, tuple[int, int, str, Any, str]],
     args = ev.args or NO_ARGS
     start = _ns(ev.ts)
     end = start + _ns(ev.dur)
-    call = calls.get(args.correlation)
+    corr, recorded = event_id(args.correlation), event_id(args.wait_on_event_record)
+    call = calls.get(corr)
     device = names.name(ev, call[4] if call is not None else None)
     stream = stream_of(ev)
     step = steps.at(call[0]) if call is not None else None
@@ -266,16 +267,16 @@ def _sync(ev: TraceEvent, calls: dict[Any, tuple[int, int, str, Any, str]],
     waited, record = None, None
     if name in _WAITS_ON_EVENT:
         on = args.wait_on_stream
-        on = "" if on is None or on == -1 or on == "-1" else str(on)
-        record = calls.get(args.wait_on_event_record)
+        on = "" if event_id(on) is None or on == -1 or on == "-1" else str(on)
+        record = calls.get(recorded)
         if record is not None:
-            waited = work.before(device, on, args.wait_on_event_record)
+            waited = work.before(device, on, recorded)
         elif on:
-            waited = work.before(device, on, args.correlation)
+            waited = work.before(device, on, corr)
     elif name == "Stream Sync":
-        waited = work.before(device, stream, args.correlation)
+        waited = work.before(device, stream, corr)
     else:  # Context Sync: every stream of the device
-        waited = work.before(device, "", args.correlation)
+        waited = work.before(device, "", corr)
     return DeviceSync(start, end, device, stream, name, step,
                       waited_stream=waited[1] if waited else "",
                       waited_name=waited[2] if waited else "",

@@ -31,8 +31,8 @@ from typing import Any, Optional, Sequence
 from ..model import Frame, Model
 from .records import (ACCELERATOR_DEVICE, ACCELERATOR_STREAM_ALL, CPU_DEVICE, ExecRows,
                       node_for)
-from .torch_devices import (DEVICE_CATS, HOST_WORK_CATS, LAUNCH_CATS, OP_CATS, SYNC_CATS,
-                            DeviceNames)
+from .torch_devices import (DEVICE_CATS, HOST_WORK_CATS, ID_TYPES, LAUNCH_CATS, OP_CATS,
+                            SYNC_CATS, DeviceNames, event_id)
 from .torch_intervals import KeptEvents, user_frame
 from .trace_events import NO_ARGS, TraceEvent
 from .xla import KERNEL_TYPE
@@ -213,24 +213,34 @@ def _launches(runtime: Sequence[TraceEvent]
     correlation -> (start, the family of the device it drives, thread)."""
     per_thread: defaultdict[Any, list[tuple[float, Any]]] = defaultdict(list)
     at: dict[Any, tuple[float, str, Any]] = {}
+    family = LAUNCH_CATS.get
     for ev in runtime:
-        corr = (ev.args or NO_ARGS).correlation
-        if corr is None:
+        args = ev.args
+        corr = None if args is None else args.correlation
+        if corr.__class__ not in ID_TYPES:
             continue
-        try:
-            start = float(ev.ts)
-        except (TypeError, ValueError):
-            continue
+        start = ev.ts
+        if start.__class__ is not float:
+            try:
+                start = float(start)
+            except (TypeError, ValueError):
+                continue
         key = (ev.pid, ev.tid)
         per_thread[key].append((start, corr))
-        at[corr] = (start, LAUNCH_CATS.get(ev.cat, ""), key)
+        at[corr] = (start, family(ev.cat, ""), key)
     for calls in per_thread.values():
-        calls.sort(key=_first)
+        try:
+            calls.sort()
+        except TypeError:  # correlation ids of several types tying on a start
+            calls.sort(key=_first)
     return per_thread, at
 
 
 def _first(item: tuple[float, Any]) -> float:
     return item[0]
+
+
+_INF = float("inf")
 
 
 def _ops(scoped: dict[Any, list[_Scoped]], launches: dict[Any, list[tuple[float, Any]]]
@@ -247,19 +257,21 @@ def _ops(scoped: dict[Any, list[_Scoped]], launches: dict[Any, list[tuple[float,
         # (start, -duration, input order): the outer of two events starting
         # together comes first, ties keep their order.
         items.sort()
-        calls = launches.get(key, ())
-        j, n = 0, len(calls)
+        # The thread's launches, merged in: each is owned by what is open when it starts.
+        calls = iter(launches.get(key, ()))
+        call = next(calls, None)
+        call_at = _INF if call is None else call[0]
         # Each open event: its end, its scope path, the nearest cpu op record at or
         # above it (whose self time its child ops reduce), and the innermost range
         # (op or annotation) at or above it, which owns the work launched inside.
         stack: list[tuple[float, str, Optional[list[Any]], Optional[_Owner]]] = []
         for start, neg_dur, _, label, op, tag in items:
-            while j < n and calls[j][0] < start:  # a launch before this event starts
-                at, corr = calls[j]
-                j += 1
-                while stack and stack[-1][0] <= at:
+            while call_at < start:
+                while stack and stack[-1][0] <= call_at:
                     stack.pop()
-                owners[corr] = stack[-1][3] if stack else None
+                owners[call[1]] = stack[-1][3] if stack else None  # type: ignore[index]
+                call = next(calls, None)
+                call_at = _INF if call is None else call[0]
             end = start - neg_dur
             while stack and stack[-1][0] <= start:
                 stack.pop()
@@ -277,15 +289,14 @@ def _ops(scoped: dict[Any, list[_Scoped]], launches: dict[Any, list[tuple[float,
             elif tag is not _MODULE_SCOPE:
                 owner = [start, None, path, label, tag]
             stack.append((end, path, rec, owner))
-        while j < n:
-            at, corr = calls[j]
-            j += 1
-            while stack and stack[-1][0] <= at:
+        while call is not None:
+            while stack and stack[-1][0] <= call[0]:
                 stack.pop()
-            owners[corr] = stack[-1][3] if stack else None
-    for key, calls in launches.items():
+            owners[call[1]] = stack[-1][3] if stack else None
+            call = next(calls, None)
+    for key, calls_of in launches.items():
         if key not in scoped:
-            for _, corr in calls:
+            for _, corr in calls_of:
                 owners[corr] = None
     return out, owners
 
@@ -320,11 +331,12 @@ class _Charged:
             spans.sort()
         for ev in kept.device:
             args = ev.args or NO_ARGS
-            launch = launch_at.get(args.correlation)
+            corr = args.correlation
+            launch = launch_at.get(corr) if corr.__class__ in ID_TYPES else None
             if launch is None:
                 pending.append(ev)
                 continue
-            owner = owners.get(args.correlation)
+            owner = owners.get(corr)
             if owner is None:
                 spans = step_spans.get(launch[2])
                 owner = _STEP_OWNER if spans and _in_spans(spans, launch[0]) else _OUTSIDE_OWNER
@@ -334,17 +346,27 @@ class _Charged:
                     self.agree += 1
                 else:
                     self.disagree += 1
-            add((float(ev.ts), float(ev.dur), owner, names.name(ev, launch[1]), str(ev.name),
-                 launch[0]))
+            add((_number(ev.ts), _number(ev.dur), owner, names.name(ev, launch[1]),
+                 str(ev.name), launch[0]))
         by_ext: dict[Any, list[Any]] = {}
         if pending and not self.disagree:
-            by_ext = {op[4]: op for op in ops if op[4] is not None}
+            by_ext = {op[4]: op for op in ops if op[4].__class__ in ID_TYPES}
         for ev in pending:
             args = ev.args or NO_ARGS
-            ext = args.external_id if args.external_id is not None else args.external_id_lower
+            ext = event_id(args.external_id if args.external_id is not None
+                           else args.external_id_lower)
             owner = by_ext.get(ext) if ext is not None and ext != args.correlation else None
-            add((float(ev.ts), float(ev.dur), owner if owner is not None else _NO_LAUNCH_OWNER,
+            add((_number(ev.ts), _number(ev.dur),
+                 owner if owner is not None else _NO_LAUNCH_OWNER,
                  names.name(ev, None), str(ev.name), None))
+
+
+def _number(value: Any) -> float:
+    """A time field as a float (0 for a broken one)."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return 0.0
 
 
 class TorchTraces:
@@ -436,9 +458,6 @@ def _carried(rows: list[tuple[float, int, float, int, str, Optional[str]]], devi
     return [(step, device, int(start), _whole(dur)) if own is None
             else (step, own, int(start), next(each))
             for start, _, dur, step, _, own in rows]
-
-
-_INF = float("inf")
 
 
 class TorchFiles:
