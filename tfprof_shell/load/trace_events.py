@@ -39,12 +39,12 @@ class EventArgs(msgspec.Struct, gc=False):
     bytes: Any = None
     name: Any = UNSET
     op: Any = UNSET
-    #: a ``cuda_sync`` event's wait: the stream that recorded the event waited on,
-    #: the correlation id of the call that recorded it, and the event's id
+    #: a ``cuda_sync`` event's wait: the stream that recorded the event waited on and
+    #: the correlation id of the call that recorded it (every field costs each event's
+    #: unknown keys a comparison while parsing: the event's own id is not read)
     wait_on_stream: Any = None
     wait_on_event_record: Any = msgspec.field(name="wait_on_cuda_event_record_corr_id",
                                               default=None)
-    wait_on_event: Any = msgspec.field(name="wait_on_cuda_event_id", default=None)
 
 
 class TraceEvent(msgspec.Struct, gc=False):
@@ -72,8 +72,7 @@ _ARG_KEYS = (("External id", "external_id"), ("external id", "external_id_lower"
              ("correlation", "correlation"), ("device", "device"), ("stream", "stream"),
              ("bytes", "bytes"), ("name", "name"), ("op", "op"),
              ("wait_on_stream", "wait_on_stream"),
-             ("wait_on_cuda_event_record_corr_id", "wait_on_event_record"),
-             ("wait_on_cuda_event_id", "wait_on_event"))
+             ("wait_on_cuda_event_record_corr_id", "wait_on_event_record"))
 _EVENT_KEYS = ("ph", "cat", "name", "pid", "tid", "ts", "dur")
 
 _decode = msgspec.json.Decoder(Union[_Document, list[TraceEvent]]).decode
