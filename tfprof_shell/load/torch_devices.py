@@ -93,15 +93,22 @@ class DeviceNames:
         families = {f for f in launch_families if f}
         #: the family of work no call launched: the trace's one family, else gpu
         self.default = families.pop() if len(families) == 1 else "gpu"
-        self._names: dict[tuple[str, int], str] = {}
+        self._names: dict[tuple[Any, ...], str] = {}
 
     def name(self, ev: Any, family: Optional[str]) -> str:
         """``FAMILY:INDEX`` of device event ``ev`` launched by a call of ``family``
         (None: no launch found; "": the launch's runtime does not say)."""
-        if not family:
-            family = "mtia" if ev.cat == _MTIA_WORK else self.default
-        key = (family, device_index(ev))
-        found = self._names.get(key)
+        args = ev.args
+        # looked up by the raw fields, worked out once per distinct value
+        key = (family, ev.cat, None if args is None else args.device, ev.pid)
+        try:
+            found = self._names.get(key)
+        except TypeError:  # an unhashable field: a broken event
+            found, key = None, None
         if found is None:
-            found = self._names[key] = "%s:%d" % key
+            if not family:
+                family = "mtia" if ev.cat == _MTIA_WORK else self.default
+            found = "%s:%d" % (family, device_index(ev))
+            if key is not None:
+                self._names[key] = found
         return found

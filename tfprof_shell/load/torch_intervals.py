@@ -21,8 +21,8 @@ from ..model.intervals import (HAS_BYTES, HAS_DEVICE, HAS_DEVICE_SYNC, HAS_HOST_
                                PYTHON_FRAME, SYNC,
                                DeviceEvent, DeviceSync, HostEvent, Intervals, StepMark,
                                classify_kernel, copy_kind)
-from .torch_devices import (LAUNCH_CATS, MEMCPY_CATS, MEMSET_CATS, DeviceNames, event_id,
-                            stream_of)
+from .torch_devices import (ID_TYPES, LAUNCH_CATS, MEMCPY_CATS, MEMSET_CATS, DeviceNames,
+                            event_id, stream_of)
 from .trace_events import NO_ARGS, TraceEvent
 
 _STEP = re.compile(r"ProfilerStep#(\d+)")
@@ -60,10 +60,11 @@ class KeptEvents:
     * ``syncs``: device-side synchronisation events (``cuda_sync``), whose
       ``args`` carry what they waited on (``wait_on_stream``, ...);
     * ``host``: cpu ops, annotations, and the Python frames :func:`user_frame` or
-      an input wait names; ``user_frames`` holds which of those are the program's own.
+      an input wait names; ``user_frames`` holds which of those are the program's own;
+      ``marks`` the ``ProfilerStep#N`` ranges (ops or annotations) among them.
     """
 
-    __slots__ = ("runtime", "device", "host", "user_frames", "syncs")
+    __slots__ = ("runtime", "device", "host", "user_frames", "syncs", "marks")
 
     def __init__(self) -> None:
         self.runtime: list[TraceEvent] = []
@@ -71,6 +72,7 @@ class KeptEvents:
         self.host: list[TraceEvent] = []
         self.user_frames: list[TraceEvent] = []
         self.syncs: list[TraceEvent] = []
+        self.marks: list[TraceEvent] = []
 
 
 def _ns(value: Any) -> int:
@@ -117,16 +119,16 @@ class TorchIntervals:
         marks = []
         calls: dict[Any, tuple[int, int, str, Any, str]] = {}
         for ev in events.runtime:
-            start = _ns(ev.ts)
-            calls[event_id((ev.args or NO_ARGS).correlation)] = (
-                start, start + _ns(ev.dur), str(ev.name), ev.tid, LAUNCH_CATS.get(ev.cat, ""))
-        calls.pop(None, None)
-        for ev in events.host:
-            if ev.cat != "python_function":
-                m = _STEP.fullmatch(str(ev.name))
-                if m:
-                    start = _ns(ev.ts)
-                    marks.append(StepMark(int(m.group(1)), start, start + _ns(ev.dur)))
+            corr = (ev.args or NO_ARGS).correlation
+            if corr.__class__ in ID_TYPES:
+                start = _ns(ev.ts)
+                calls[corr] = (start, start + _ns(ev.dur), str(ev.name), ev.tid,
+                               LAUNCH_CATS.get(ev.cat, ""))
+        for ev in events.marks:
+            m = _STEP.fullmatch(str(ev.name))
+            if m:
+                start = _ns(ev.ts)
+                marks.append(StepMark(int(m.group(1)), start, start + _ns(ev.dur)))
         if not marks:
             times = [(_ns(e.ts), _ns(e.ts) + _ns(e.dur))
                      for kind in (events.runtime, events.device, events.host) for e in kind]
@@ -140,16 +142,17 @@ class TorchIntervals:
         launched = set()
         kind_of: dict[tuple[Any, str], str] = {}
         #: the file's device work in launch order, for what a sync waited for
-        work = _Launched()
+        work = _Launched() if events.syncs else None
+        seen: dict[tuple[Any, ...], str] = {}  # (family, cat, device, pid) -> its name
         new = tuple.__new__  # an event without NamedTuple's Python-level __new__
         for ev in events.device:
             cat = ev.cat
             args = ev.args or NO_ARGS
-            corr, nbytes = event_id(args.correlation), args.bytes
+            corr, nbytes = args.correlation, args.bytes
             start = _ns(ev.ts)
             end = start + _ns(ev.dur)
             name = str(ev.name)
-            call = calls.get(corr)
+            call = calls.get(corr) if corr.__class__ in ID_TYPES else None
             step = steps.at(call[0]) if call is not None else None
             if step is None:
                 step = steps.at(start)
@@ -161,15 +164,21 @@ class TorchIntervals:
                     MEMSET if cat in MEMSET_CATS else
                     copy_kind(name) if cat in MEMCPY_CATS else
                     classify_kernel(name))
-            device = names.name(ev, call[4] if call is not None else None)
-            stream = stream_of(ev)
+            family = call[4] if call is not None else None
+            device = seen.get((family, cat, args.device, ev.pid))
+            if device is None:
+                device = names.name(ev, family)
+                if args.device.__class__ in ID_TYPES:
+                    seen[(family, cat, args.device, ev.pid)] = device
+            stream = args.stream
+            stream = str(stream) if stream != "" and stream is not None else str(ev.tid)
             out.devices.append(new(DeviceEvent, (
                 start, end, device, stream, kind, name,
                 int(nbytes) if isinstance(nbytes, (int, float)) else -1,
                 call[0] if call else -1, call[1] if call else -1, step)))
-            if events.syncs:
+            if work is not None:
                 work.add(corr, device, stream, end, name)
-        if events.syncs:
+        if work is not None:
             work.finish()
             for ev in events.syncs:
                 out.syncs.append(_sync(ev, calls, names, steps, work))

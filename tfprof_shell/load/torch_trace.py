@@ -173,6 +173,7 @@ class _Sorted:
                 keep(ev)
                 if step is not None:
                     self.step_spans[(ev.pid, ev.tid)].append((start, start + float(ev.dur)))
+                    self.kept.marks.append(ev)
                     continue
                 args = ev.args
                 item: Any = (float(ev.ts), -float(ev.dur), seq,
