@@ -101,3 +101,22 @@ def test_a_real_trace_takes_the_typed_path(monkeypatch):
     got = parse_trace_events(data)
     assert got == generic(json_doc.parse_json(data))
     assert sum(1 for ev in got if ev.cat == "kernel") > 0
+
+
+def test_the_fields_only_some_traces_have_are_read_on_request():
+    """The first Kineto traces' lower-case 'external id' and cuda_sync's waits are read
+    with kineto=True (the loader asks where a trace has such events); otherwise every
+    event's args answer None for them, as for an event that lacks them."""
+    data = (b'[{"ph": "X", "cat": "Kernel", "args": {"external id": 4, "correlation": 7}},'
+            b' {"ph": "X", "cat": "cuda_sync", "args": {"wait_on_stream": 20, '
+            b'"wait_on_cuda_event_record_corr_id": 9}}]')
+    old = parse_trace_events(data, kineto=True)
+    assert (old[0].args.external_id_lower, old[0].args.correlation) == (4, 7)
+    assert (old[1].args.wait_on_stream, old[1].args.wait_on_event_record) == (20, 9)
+    lean = parse_trace_events(data)
+    assert (lean[0].args.external_id_lower, lean[0].args.correlation) == (None, 7)
+    assert (lean[1].args.wait_on_stream, lean[1].args.wait_on_event_record) == (None, None)
+    # the generic parse (a document the typed decoder refuses) reads the same
+    broken = data.replace(b'"correlation": 7', b'"correlation": NaN')
+    assert parse_trace_events(broken, kineto=True)[1] == old[1]
+    assert parse_trace_events(broken)[1] == lean[1]

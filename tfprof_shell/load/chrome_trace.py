@@ -32,8 +32,9 @@ from .trace_events import NO_ARGS, UNSET, TraceEvent, parse_trace_events
 _COMPUTE_SUFFIX = " Compute"
 
 
-def read_trace_events(path: str, entry: str = "") -> list[TraceEvent]:
-    """The event list of one Chrome-trace file; LoadError if it is not one."""
+def read_trace_events(path: str, entry: str = "", kineto: bool = False) -> list[TraceEvent]:
+    """The event list of one Chrome-trace file (args as KinetoArgs with ``kineto``);
+    LoadError if it is not one."""
     where = "--profile_path %s%s" % (path, " (%s)" % entry if entry else "")
     data = read_bytes(path, "profile_path")
     if data[:2] == b"\x1f\x8b":
@@ -42,7 +43,7 @@ def read_trace_events(path: str, entry: str = "") -> list[TraceEvent]:
         except (OSError, EOFError, zlib.error):
             raise LoadError("%s: gzip data does not decompress" % where) from None
     try:
-        events = parse_trace_events(data)
+        events = parse_trace_events(data, kineto)
     except (ValueError, RecursionError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise LoadError("%s: not valid JSON: %s" % (where, first)) from None
@@ -130,6 +131,16 @@ def add_tf_timeline(model: Model, step: int, events: Sequence[TraceEvent],
             node.op_types.add(node.op)
 
 
+class _Reread:
+    """Reads a file's events again with every PyTorch argument (KinetoArgs)."""
+
+    def __init__(self, path: str, entry: str) -> None:
+        self.path, self.entry = path, entry
+
+    def __call__(self) -> list[TraceEvent]:
+        return read_trace_events(self.path, self.entry, kineto=True)
+
+
 def load_chrome_traces(paths: Sequence[str], graph_path: Optional[str] = None,
                        op_log_path: Optional[str] = None, note: str = "") -> Model:
     """Read Chrome-trace files (file i = step i) into a Model, with an optional
@@ -156,7 +167,7 @@ def load_chrome_traces(paths: Sequence[str], graph_path: Optional[str] = None,
         if flavor == "tensorflow":
             add_tf_timeline(model, i, events, types_from_graph=bool(graph_path))
         elif flavor == "pytorch":
-            torch.add(i, events)
+            torch.add(i, events, _Reread(path, entry))
         else:
             raise LoadError("--profile_path %s%s: a Chrome trace, but neither a TensorFlow "
                             "timeline (events with args.name and args.op) nor a PyTorch "

@@ -26,7 +26,7 @@ import re
 from bisect import bisect_right
 from collections import defaultdict
 from itertools import accumulate
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from ..model import Frame, Model
 from .records import (ACCELERATOR_DEVICE, ACCELERATOR_STREAM_ALL, CPU_DEVICE, ExecRows,
@@ -34,7 +34,7 @@ from .records import (ACCELERATOR_DEVICE, ACCELERATOR_STREAM_ALL, CPU_DEVICE, Ex
 from .torch_devices import (DEVICE_CATS, HOST_WORK_CATS, ID_TYPES, LAUNCH_CATS, OP_CATS,
                             SYNC_CATS, DeviceNames, event_id)
 from .torch_intervals import KeptEvents, user_frame
-from .trace_events import NO_ARGS, TraceEvent
+from .trace_events import NO_ARGS, KinetoArgs, TraceEvent
 from .xla import KERNEL_TYPE
 
 TORCH_CPU = OP_CATS
@@ -191,6 +191,19 @@ class _Sorted:
                     keep(ev)
                 continue
             scoped[(ev.pid, ev.tid)].append(item)
+
+    def wants_kineto_args(self) -> bool:
+        """Whether the trace has events whose arguments only KinetoArgs reads: cuda_sync
+        events (their waits), or the first Kineto traces' (their lower-case External ids;
+        a trace is of one generation, so its first device or runtime event says)."""
+        kept = self.kept
+        return bool(kept.syncs) or any(
+            found and found[0].cat in _FIRST_GENERATION_CATS
+            for found in (kept.device, kept.runtime))
+
+
+#: Categories only the first Kineto traces wrote.
+_FIRST_GENERATION_CATS = frozenset(("Kernel", "Memcpy", "Memset", "Runtime", "Driver"))
 
 
 #: What owns device work (see :func:`_ops`): [start, self µs or None, node name, op
@@ -461,6 +474,12 @@ def _carried(rows: list[tuple[float, int, float, int, str, Optional[str]]], devi
             for start, _, dur, step, _, own in rows]
 
 
+def _kineto_args(events: Sequence[TraceEvent]) -> bool:
+    """Whether the events' args are already KinetoArgs (the first with args says)."""
+    return isinstance(next((ev.args for ev in events if ev.args is not None), None),
+                      KinetoArgs)
+
+
 class TorchFiles:
     """The PyTorch traces of one model, added file by file, then :meth:`finish`."""
 
@@ -477,9 +496,15 @@ class TorchFiles:
         #: node -> the canonical device of its first counted cpu execution
         self.canonical: dict[str, str] = {}
 
-    def add(self, index: int, events: Sequence[TraceEvent]) -> None:
-        """Add one trace, file ``index`` (its step when it has no ProfilerStep marks)."""
+    def add(self, index: int, events: Sequence[TraceEvent],
+            reread: Optional[Callable[[], Sequence[TraceEvent]]] = None) -> None:
+        """Add one trace, file ``index`` (its step when it has no ProfilerStep marks).
+        ``reread`` gives the events again with KinetoArgs, where the trace needs them
+        (see :meth:`_Sorted.wants_kineto_args`; without it those fields read None)."""
         parts = _Sorted(events)
+        if reread is not None and parts.wants_kineto_args() and not _kineto_args(events):
+            events = reread()
+            parts = _Sorted(events)
         self.kept.append(parts.kept)
         marks = _StepMarks(sorted(parts.marks))
         launches, launch_at = _launches(parts.kept.runtime)
