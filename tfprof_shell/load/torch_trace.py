@@ -31,6 +31,7 @@ from typing import Any, Callable, Optional, Sequence
 from ..model import Frame, Model
 from .records import (ACCELERATOR_DEVICE, ACCELERATOR_STREAM_ALL, CPU_DEVICE, ExecRows,
                       node_for)
+from .torch_code import Framed, Scoped, TorchTraces, TraceOf, traces_wanted
 from .torch_devices import (DEVICE_CATS, HOST_WORK_CATS, ID_TYPES, LAUNCH_CATS, OP_CATS,
                             SYNC_CATS, DeviceNames, event_id)
 from .torch_intervals import KeptEvents, user_frame
@@ -112,12 +113,6 @@ def _mark(name: str) -> Optional[int]:
     return int(m.group(1)) if m else None
 
 
-#: A scope or op of a thread, to be sorted: (start, -duration, input order, label,
-#: the op's type (None for a scope), tag): an op's tag is its External id, a
-#: ``user_annotation``'s its External id too, a module scope's :data:`_MODULE_SCOPE`.
-_Scoped = tuple[float, float, int, str, Optional[str], Any]
-#: A Python frame of a thread: (start, end, frame).
-_Framed = tuple[float, float, Frame]
 #: The tag of an ``nn.Module`` scope (a Python frame, not a profiler range: it owns no
 #: device work).
 _MODULE_SCOPE = object()
@@ -128,9 +123,9 @@ class _Sorted:
 
     def __init__(self, events: Sequence[TraceEvent]) -> None:
         #: per (pid, tid): the scopes and cpu ops
-        self.scoped: defaultdict[Any, list[_Scoped]] = defaultdict(list)
+        self.scoped: defaultdict[Any, list[Scoped]] = defaultdict(list)
         #: per (pid, tid): the Python frames
-        self.framed: defaultdict[Any, list[_Framed]] = defaultdict(list)
+        self.framed: defaultdict[Any, list[Framed]] = defaultdict(list)
         self.marks: list[tuple[float, float, int]] = []
         #: per (pid, tid): the [start, end) of its ProfilerStep ranges
         self.step_spans: defaultdict[Any, list[tuple[float, float]]] = defaultdict(list)
@@ -257,7 +252,7 @@ def _first(item: tuple[float, Any]) -> float:
 _INF = float("inf")
 
 
-def _ops(scoped: dict[Any, list[_Scoped]], launches: dict[Any, list[tuple[float, Any]]]
+def _ops(scoped: dict[Any, list[Scoped]], launches: dict[Any, list[tuple[float, Any]]]
          ) -> tuple[list[list[Any]], dict[Any, Optional[_Owner]]]:
     """[start, self, name, op, external id] of every cpu op, scoped by what encloses it;
     and the owner of each launching call (by correlation): the innermost cpu op or
@@ -381,84 +376,6 @@ def _number(value: Any) -> float:
         return float(value)
     except (TypeError, ValueError):
         return 0.0
-
-
-class TorchTraces:
-    """The code traces of a model's PyTorch traces, looked up when first asked for.
-
-    A node's trace is the stack of Python frames open around the first of its
-    executions (in start order, then node name) with a step whose start and op
-    type match a cpu op with frames around it, file by file.
-    """
-
-    def __init__(self) -> None:
-        #: per file: per thread with frames, its frames and its scopes and ops;
-        #: and each node's executions with a step, sorted by start (row[0] the
-        #: start, row[4] the op type)
-        self.files: list[tuple[dict[Any, tuple[list[_Framed], list[_Scoped]]],
-                               dict[str, list[tuple[Any, ...]]]]] = []
-        self.found: Optional[dict[str, list[Frame]]] = None
-
-    def add(self, framed: dict[Any, list[_Framed]], scoped: dict[Any, list[_Scoped]],
-            execs: dict[str, list[tuple[Any, ...]]]) -> None:
-        """One file's Python frames and scoped events per thread, and its executions."""
-        if framed:
-            threads = {key: (frames, scoped.get(key, [])) for key, frames in framed.items()}
-            self.files.append((threads, execs))
-
-    @property
-    def any(self) -> bool:
-        """Whether any file has Python frames at all (else no node has a trace)."""
-        return bool(self.files)
-
-    def resolve(self) -> bool:
-        """Look every trace up (once); whether any node has one."""
-        if self.found is None:
-            found: dict[str, list[Frame]] = {}
-            for threads, execs in self.files:
-                traces = _traces(threads)
-                for name, rows in execs.items():
-                    if name in found:
-                        continue
-                    for row in rows:
-                        trace = traces.get((row[0], row[4]))
-                        if trace:
-                            found[name] = trace
-                            break
-            self.files = []
-            self.found = found
-        return bool(self.found)
-
-    def trace_of(self, name: str) -> Optional[list[Frame]]:
-        """The trace of node ``name`` (looking all traces up on the first call)."""
-        self.resolve()
-        return self.found.get(name) if self.found else None
-
-
-def _traces(threads: dict[Any, tuple[list[_Framed], list[_Scoped]]]
-            ) -> dict[tuple[float, str], list[Frame]]:
-    """(start, op type) of each cpu op -> the Python frames open around it on its
-    thread, outermost first."""
-    traces: dict[tuple[float, str], list[Frame]] = {}
-    for frames, scoped in threads.values():
-        # (start, kind, end, frame or op type), kind 0 a frame, 1 an op; frames in
-        # input order, ops in start order (ties in input order)
-        items = [(start, 0, end, frame) for start, end, frame in frames]
-        items.extend((start, 1, start - neg_dur, op)
-                     for start, neg_dur, _, _, op, _ in scoped if op is not None)
-        items.sort(key=lambda it: (it[0], it[1], -it[2]))
-        ends: list[float] = []  # the open frames: their ends, and the frames
-        open_frames: list[Frame] = []
-        for start, kind, end, what in items:
-            while ends and ends[-1] <= start:
-                ends.pop()
-                open_frames.pop()
-            if kind == 0:
-                ends.append(end)
-                open_frames.append(what)
-            elif ends:
-                traces[(start, what)] = open_frames[:]
-    return traces
 
 
 def _carried(rows: list[tuple[float, int, float, int, str, Optional[str]]], device: str
@@ -599,7 +516,7 @@ class TorchFiles:
             for name in traces_wanted(traces):
                 node = model.nodes[name]
                 if node.trace is None:
-                    node.defer_trace(_TraceOf(traces, name))
+                    node.defer_trace(TraceOf(traces, name))
             return
         traces.resolve()
         for name, trace in (traces.found or {}).items():
@@ -607,20 +524,3 @@ class TorchFiles:
             if node.trace is None:
                 node.trace = trace
                 model.has_trace = True
-
-
-def traces_wanted(traces: TorchTraces) -> list[str]:
-    """The nodes that may get a trace: every node with an execution in a file with frames."""
-    return list(dict.fromkeys(name for _, execs in traces.files for name in execs))
-
-
-class _TraceOf:
-    """A node's deferred trace (a small callable, cheaper than a closure per node)."""
-
-    __slots__ = ("traces", "name")
-
-    def __init__(self, traces: TorchTraces, name: str) -> None:
-        self.traces, self.name = traces, name
-
-    def __call__(self) -> Optional[list[Frame]]:
-        return self.traces.trace_of(self.name)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any, Optional, Sequence
 
-from ..model.intervals import HAS_DEVICE, HAS_DEVICE_SYNC, HAS_LAUNCH
+from ..model.intervals import HAS_DEVICE, HAS_DEVICE_SYNC
 from ..views.step_values import device_values, host_values, memory_values, sync_values, us
 from ..views.steps import DeviceBreakdown, StepBreakdown, StepsResult, average
 
