@@ -135,6 +135,10 @@ def test_code_view_totals_the_ops_it_has_traces_for(loaded):
     traced = sum(n.stats(s)[S.ACCEL] for n in model.nodes.values() if n.trace
                  for s in n.steps_run)
     assert code == traced
+    # a record_function range that owns device work has the frames around it too
+    for name in ("fused", "cudagraph_replay"):
+        if name in model.nodes:
+            assert model.nodes[name].trace, (path, name)
 
 
 def test_the_unattributed_remainder_is_a_row_of_its_own():

@@ -13,8 +13,11 @@ from ..model import Frame
 
 #: A scope or op of a thread, to be sorted: (start, -duration, input order, label,
 #: the op's type (None for a scope), tag): an op's tag is its External id, a
-#: ``user_annotation``'s its External id too, an ``nn.Module`` scope's a marker object.
+#: ``user_annotation``'s its External id too, an ``nn.Module`` scope's MODULE_SCOPE.
 Scoped = tuple[float, float, int, str, Optional[str], Any]
+#: The tag of an ``nn.Module`` scope (a Python frame, not a profiler range: it owns no
+#: device work).
+MODULE_SCOPE = object()
 #: A Python frame of a thread: (start, end, frame).
 Framed = tuple[float, float, Frame]
 
@@ -24,23 +27,28 @@ class TorchTraces:
 
     A node's trace is the stack of Python frames open around the first of its
     executions (in start order, then node name) with a step whose start and op
-    type match a cpu op with frames around it, file by file.
+    type match a cpu op with frames around it, file by file; a node that is a
+    ``record_function`` range owning device work (no cpu op), the frames open around
+    its first range.
     """
 
     def __init__(self) -> None:
         #: per file: per thread with frames, its frames and its scopes and ops;
-        #: and each node's executions with a step, sorted by start (row[0] the
-        #: start, row[4] the op type)
+        #: each node's executions with a step, sorted by start (row[0] the start,
+        #: row[4] the op type); and the ranges' nodes: (start, label) of the first
         self.files: list[tuple[dict[Any, tuple[list[Framed], list[Scoped]]],
-                               dict[str, list[tuple[Any, ...]]]]] = []
+                               dict[str, list[tuple[Any, ...]]],
+                               dict[str, tuple[float, str]]]] = []
         self.found: Optional[dict[str, list[Frame]]] = None
 
     def add(self, framed: dict[Any, list[Framed]], scoped: dict[Any, list[Scoped]],
-            execs: dict[str, list[tuple[Any, ...]]]) -> None:
-        """One file's Python frames and scoped events per thread, and its executions."""
+            execs: dict[str, list[tuple[Any, ...]]],
+            ranges: Optional[dict[str, tuple[float, str]]] = None) -> None:
+        """One file's Python frames and scoped events per thread, its executions, and
+        the (start, label) of each range node's first range."""
         if framed:
             threads = {key: (frames, scoped.get(key, [])) for key, frames in framed.items()}
-            self.files.append((threads, execs))
+            self.files.append((threads, execs, ranges or {}))
 
     @property
     def any(self) -> bool:
@@ -51,10 +59,16 @@ class TorchTraces:
         """Look every trace up (once); whether any node has one."""
         if self.found is None:
             found: dict[str, list[Frame]] = {}
-            for threads, execs in self.files:
+            for threads, execs, ranges in self.files:
                 traces = _traces(threads)
                 for name, rows in execs.items():
                     if name in found:
+                        continue
+                    first = ranges.get(name)
+                    if first is not None:
+                        trace = traces.get(first)
+                        if trace:
+                            found[name] = trace
                         continue
                     for row in rows:
                         trace = traces.get((row[0], row[4]))
@@ -73,15 +87,16 @@ class TorchTraces:
 
 def _traces(threads: dict[Any, tuple[list[Framed], list[Scoped]]]
             ) -> dict[tuple[float, str], list[Frame]]:
-    """(start, op type) of each cpu op -> the Python frames open around it on its
-    thread, outermost first."""
+    """(start, op type) of each cpu op, (start, label) of each ``record_function``
+    range -> the Python frames open around it on its thread, outermost first."""
     traces: dict[tuple[float, str], list[Frame]] = {}
     for frames, scoped in threads.values():
-        # (start, kind, end, frame or op type), kind 0 a frame, 1 an op; frames in
-        # input order, ops in start order (ties in input order)
+        # (start, kind, end, frame or op type), kind 0 a frame, 1 an op or range;
+        # frames in input order, ops in start order (ties in input order)
         items = [(start, 0, end, frame) for start, end, frame in frames]
-        items.extend((start, 1, start - neg_dur, op)
-                     for start, neg_dur, _, _, op, _ in scoped if op is not None)
+        items.extend((start, 1, start - neg_dur, label if op is None else op)
+                     for start, neg_dur, _, label, op, tag in scoped
+                     if op is not None or tag is not MODULE_SCOPE)
         items.sort(key=lambda it: (it[0], it[1], -it[2]))
         ends: list[float] = []  # the open frames: their ends, and the frames
         open_frames: list[Frame] = []
@@ -99,7 +114,7 @@ def _traces(threads: dict[Any, tuple[list[Framed], list[Scoped]]]
 
 def traces_wanted(traces: TorchTraces) -> list[str]:
     """The nodes that may get a trace: every node with an execution in a file with frames."""
-    return list(dict.fromkeys(name for _, execs in traces.files for name in execs))
+    return list(dict.fromkeys(name for _, execs, _ in traces.files for name in execs))
 
 
 class TraceOf:

@@ -31,7 +31,7 @@ from typing import Any, Callable, Optional, Sequence
 from ..model import Frame, Model
 from .records import (ACCELERATOR_DEVICE, ACCELERATOR_STREAM_ALL, CPU_DEVICE, ExecRows,
                       node_for)
-from .torch_code import Framed, Scoped, TorchTraces, TraceOf, traces_wanted
+from .torch_code import MODULE_SCOPE, Framed, Scoped, TorchTraces, TraceOf, traces_wanted
 from .torch_devices import (DEVICE_CATS, HOST_WORK_CATS, ID_TYPES, LAUNCH_CATS, OP_CATS,
                             SYNC_CATS, DeviceNames, event_id)
 from .torch_intervals import KeptEvents, user_frame
@@ -113,9 +113,6 @@ def _mark(name: str) -> Optional[int]:
     return int(m.group(1)) if m else None
 
 
-#: The tag of an ``nn.Module`` scope (a Python frame, not a profiler range: it owns no
-#: device work).
-_MODULE_SCOPE = object()
 
 
 class _Sorted:
@@ -148,7 +145,7 @@ class _Sorted:
                     info = py_names[name] = _PyName(name)
                 if info.label is not None:
                     scoped[(ev.pid, ev.tid)].append(
-                        (float(ev.ts), -float(ev.dur), seq, info.label, None, _MODULE_SCOPE))
+                        (float(ev.ts), -float(ev.dur), seq, info.label, None, MODULE_SCOPE))
                 if info.frame is not None:
                     start = float(ev.ts)
                     framed[(ev.pid, ev.tid)].append((start, start + float(ev.dur), info.frame))
@@ -202,17 +199,18 @@ _FIRST_GENERATION_CATS = frozenset(("Kernel", "Memcpy", "Memset", "Runtime", "Dr
 
 
 #: What owns device work (see :func:`_ops`): [start, self µs or None, node name, op
-#: type, External id]; a cpu op's self time is a number, a range's None.
+#: type, External id]; a cpu op's self time is a number, a range's None; the owners
+#: below, which are no range of the trace, have no start either.
 _Owner = list[Any]
 #: The owner of work launched inside a ProfilerStep but outside every op (PyTorch's
 #: ``key_averages`` names it so).
-_STEP_OWNER: _Owner = [0.0, None, "ProfilerStep*", "ProfilerStep*", None]
+_STEP_OWNER: _Owner = [None, None, "ProfilerStep*", "ProfilerStep*", None]
 #: The owners of device work with no op: launched outside every op and step, or
 #: with no launching call in the trace.
 UNATTRIBUTED = "(unattributed)"
-_OUTSIDE_OWNER: _Owner = [0.0, None, UNATTRIBUTED + "/launched outside any op", UNATTRIBUTED,
+_OUTSIDE_OWNER: _Owner = [None, None, UNATTRIBUTED + "/launched outside any op", UNATTRIBUTED,
                           None]
-_NO_LAUNCH_OWNER: _Owner = [0.0, None, UNATTRIBUTED + "/no launch in the trace",
+_NO_LAUNCH_OWNER: _Owner = [None, None, UNATTRIBUTED + "/no launch in the trace",
                             UNATTRIBUTED, None]
 
 
@@ -295,7 +293,7 @@ def _ops(scoped: dict[Any, list[Scoped]], launches: dict[Any, list[tuple[float, 
                     parent[1] -= end - start
                 add(rec)
                 owner = rec
-            elif tag is not _MODULE_SCOPE:
+            elif tag is not MODULE_SCOPE:
                 owner = [start, None, path, label, tag]
             stack.append((end, path, rec, owner))
         while call is not None:
@@ -502,7 +500,14 @@ class TorchFiles:
                     kept = [(step, device, int(start), _whole(dur))
                             for start, _, dur, step, _, _ in rows]
             self.rows.add_node(name, rows[0][4], kept)
-        self.traces.add(parts.framed, parts.scoped, groups)
+        # a range node's code trace: the frames around its first range
+        ranges: dict[str, tuple[float, str]] = {}
+        for _, _, owner, _, _, _ in charged.work:
+            if owner[1] is None and owner[0] is not None:
+                found_range = ranges.get(owner[2])
+                if found_range is None or owner[0] < found_range[0]:
+                    ranges[owner[2]] = (owner[0], owner[3])
+        self.traces.add(parts.framed, parts.scoped, groups, ranges)
 
     def finish(self, defer_traces: bool) -> None:
         """Give the nodes their records, and their traces (now, or when first asked
