@@ -18,16 +18,20 @@ Prints one table per profile: ours, engine, ours/engine, and whether the ratio
 meets the target (--target, default 0.5) for each time measure; the spread of
 the ratios over the runs says how noisy the machine was.
 
-Profiles: "sample" (tiny_mlp), "medium", "large", "large_tf", "large_synthetic",
-"xplane" or paths. "large_tf" is a 54k-node, 10-step TF1 training profile that
-TensorFlow records through the engine Python (bench/make_large_tf_profile.py, a
-few minutes on first use); "large_synthetic" is a 50k-node, 10-step ProfileProto
-built with our own schemas (bench/make_large_profile.py) whose random call
-stacks make a very large code view. "large" is both when there is an engine
-Python, else the synthetic one. Generated profiles are cached in bench/.cache/.
+Profiles: "sample" (tiny_mlp), "medium", "large", "large_tf", "nodes_tf",
+"large_synthetic", "xplane" or paths. "large_tf" is a 54k-node, 10-step TF1
+training profile that TensorFlow records through the engine Python
+(bench/make_large_tf_profile.py, a few minutes on first use): step-heavy;
+"nodes_tf" is the same model with 2 traced steps, half the size: node-heavy,
+where building the nodes outweighs reading the steps; "large_synthetic" is a
+50k-node, 10-step ProfileProto built with our own schemas
+(bench/make_large_profile.py) whose random call stacks make a very large code
+view. "large" is all three when there is an engine Python, else the synthetic
+one. Generated profiles are cached in bench/.cache/.
 
-With --xprof-python (a Python with the xprof package), the TF2 comparison of
-bench/bench_xprof.py runs too and its table is printed after ours; with
+With --xprof-python (a Python with the xprof package), the TF2 comparisons of
+bench/bench_xprof.py (op statistics) and bench/bench_memory.py (memory) run too and
+their tables are printed after ours; with
 --hta-python (a Python with HolisticTraceAnalysis), bench/bench_torch.py
 compares the PyTorch route with HTA and shows its growth at 1x/2x/4x steps; with
 --parallel-copies N, bench/bench_parallel.py then loads N copies of the large
@@ -92,10 +96,14 @@ def profile_paths(names: list[str], engine_py: Optional[str] = None) -> dict[str
             p = os.path.join(ROOT, "..", "shared", "conformance", "profiles", "medium", "profile")
             if os.path.exists(p):
                 paths[name] = os.path.abspath(p)
-        elif (name == "large" and engine_py) or name == "large_tf":
+        elif (name == "large" and engine_py) or name in ("large_tf", "nodes_tf"):
             if not engine_py:
-                raise SystemExit("large_tf needs --engine-python (a Python with TensorFlow)")
-            paths["large_tf: recorded with TensorFlow"] = large_tf_profile(engine_py)
+                raise SystemExit("%s needs --engine-python (a Python with TensorFlow)" % name)
+            if name != "nodes_tf":
+                paths["large_tf: recorded with TensorFlow, 10 steps"] = large_tf_profile(engine_py)
+            if name != "large_tf":
+                paths["nodes_tf: recorded with TensorFlow, 2 steps"] = large_tf_profile(
+                    engine_py, steps=2)
             if name == "large":
                 paths["large_synthetic: our schemas"] = large_synthetic_profile()
         elif name in ("large", "large_synthetic"):
@@ -114,14 +122,15 @@ def profile_paths(names: list[str], engine_py: Optional[str] = None) -> dict[str
     return paths
 
 
-def large_tf_profile(engine_py: str) -> str:
-    """A 50k-node, 10-step training profile recorded by TensorFlow (minutes, once)."""
-    out_dir = os.path.join(CACHE, "large_tf")
+def large_tf_profile(engine_py: str, steps: int = 10) -> str:
+    """A 54k-node training profile of ``steps`` steps recorded by TensorFlow (minutes, once):
+    10 steps (``large_tf``) or 2 (``nodes_tf``)."""
+    out_dir = os.path.join(CACHE, "large_tf" if steps == 10 else "nodes_tf")
     p = os.path.join(out_dir, "profile")
     if not os.path.exists(p):
         print("recording %s with TensorFlow (takes a few minutes) ..." % p, file=sys.stderr)
-        subprocess.run([engine_py, os.path.join(HERE, "make_large_tf_profile.py"), out_dir],
-                       check=True)
+        subprocess.run([engine_py, os.path.join(HERE, "make_large_tf_profile.py"), out_dir,
+                        "--steps", str(steps)], check=True)
     return p
 
 
@@ -219,16 +228,18 @@ def run_measured(argv: list[str]) -> tuple[float, float, str]:
     return wall, rss, out.decode("utf-8", "replace")
 
 
-def child_rss(argv: list[str], env: Optional[dict[str, str]] = None) -> tuple[float, float]:
-    """Wall time and peak RSS of one child, measured in a fresh wrapper process."""
+def child_rss(argv: list[str],
+              env: Optional[dict[str, str]] = None) -> tuple[float, float, float]:
+    """Wall time, peak RSS and CPU time (user + system) of one child, measured in a
+    fresh wrapper process."""
     code = ("import resource,subprocess,sys,time,json;t=time.perf_counter();"
             "subprocess.run(sys.argv[1:],stdout=subprocess.DEVNULL,stderr=subprocess.DEVNULL);"
-            "print(json.dumps([time.perf_counter()-t,"
-            "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss/1024]))")
+            "r=resource.getrusage(resource.RUSAGE_CHILDREN);"
+            "print(json.dumps([time.perf_counter()-t,r.ru_maxrss/1024,r.ru_utime+r.ru_stime]))")
     out = subprocess.run([sys.executable, "-c", code] + argv, capture_output=True, text=True,
                          env=env)
-    wall, rss = json.loads(out.stdout)
-    return wall, rss
+    wall, rss, cpu = json.loads(out.stdout)
+    return wall, rss, cpu
 
 
 def has_tensorflow(python: str) -> bool:
@@ -250,15 +261,17 @@ def bench_profile(name: str, path: str, runs: int, engine_py: Optional[str],
     eng_cmd = [engine_py, ENGINE_DRIVER, "--profile_path=" + path, "scope"] if engine_py else None
     rows = []
     # Ours and the engine take turns, so a slow spell of the machine hits both.
-    one: list[tuple[float, float]] = []
-    eng_one: list[tuple[float, float]] = []
+    one: list[tuple[float, float, float]] = []
+    eng_one: list[tuple[float, float, float]] = []
     for _ in range(runs):
         one.append(child_rss(ours_cmd, ours_env))
         if eng_cmd:
             eng_one.append(child_rss(eng_cmd))
-    rows.append(_row("one-shot scope (process)", [w for w, _ in one], [w for w, _ in eng_one],
-                     target=target))
-    rows.append(_row("one-shot peak RSS (MB)", [r for _, r in one], [r for _, r in eng_one],
+    rows.append(_row("one-shot scope (process)", [w for w, _, _ in one],
+                     [w for w, _, _ in eng_one], target=target))
+    rows.append(_row("one-shot CPU, user + system", [c for _, _, c in one],
+                     [c for _, _, c in eng_one], target=target))
+    rows.append(_row("one-shot peak RSS (MB)", [r for _, r, _ in one], [r for _, r, _ in eng_one],
                      unit="MB"))
     if one_shot_only:
         return rows
@@ -352,10 +365,10 @@ def xprof_rows(xprof_py: str, engine_py: Optional[str], runs: int) -> Optional[l
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--profiles", default="sample,medium,large,xplane",
-                    help="comma list: sample, medium, large (both large profiles when there "
-                         "is an engine Python, else the synthetic one), large_tf, "
-                         "large_synthetic, xplane (a 100 MB TF2 profile; the engine cannot "
-                         "read it), or paths")
+                    help="comma list: sample, medium, large (the three large profiles when "
+                         "there is an engine Python, else the synthetic one), large_tf, "
+                         "nodes_tf, large_synthetic, xplane (a 100 MB TF2 profile; the engine "
+                         "cannot read it), or paths")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--target", type=float, default=0.5,
                     help="the ours/engine ratio each time measure should meet")
@@ -400,6 +413,13 @@ def main(argv=None) -> int:
             print("\nTF2 profiles against XProf (bench/bench_xprof.py)")
             print(tabulate(rows, headers=["profile", "measure", "ours", "XProf", "ratio"],
                            tablefmt="github"))
+        rows = _bench_module("bench_memory").run(argparse.Namespace(
+            files=[], xprof_python=args.xprof_python, tf_python=engine_py, runs=args.runs))
+        if rows:
+            print("\nTF2 memory against XProf's memory_profile (bench/bench_memory.py)")
+            print(tabulate(rows, headers=["profile", "measure", "ours", "XProf", "ratio"],
+                           tablefmt="github", disable_numparse=True))
+        sys.stdout.flush()
     if args.hta_python:
         compare, growth = _bench_module("bench_torch").run(argparse.Namespace(
             hta_python=args.hta_python, steps=args.torch_steps, hta_sizes="1,2",

@@ -79,6 +79,10 @@ SHAPES = {
     "deep_nopy": ["--shape", "deep", "--layers", "40", "--steps", "600", "--host-level", "3",
                   "--no-python-tracer"],
     "keras_fit": ["--shape", "keras", "--layers", "6", "--steps", "600", "--host-level", "2"],
+    # tensors of 256 KiB or more: TensorFlow records their allocations on the CPU
+    # (bench/bench_memory.py compares `memory` with XProf's memory_profile on it)
+    "deep_mem": ["--shape", "deep", "--layers", "40", "--steps", "240", "--host-level", "3",
+                 "--width", "512", "--batch", "256"],
 }
 
 

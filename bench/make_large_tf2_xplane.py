@@ -61,15 +61,18 @@ def move_profile(logdir: str, out: str) -> None:
 
 
 def record_deep(out: str, steps: int, blocks: int, host_level: int, python_tracer: bool,
-                width: int = 64) -> None:
-    """A residual MLP of ``blocks`` blocks in one tf.function, fed by tf.data."""
+                width: int = 64, batch: int = 64) -> None:
+    """A residual MLP of ``blocks`` blocks in one tf.function, fed by tf.data (``width``
+    512 and ``batch`` 256 make its tensors large enough for TensorFlow to record their
+    allocations on the CPU: 256 KiB or more)."""
     import tensorflow as tf
 
     tf.get_logger().setLevel("ERROR")
     tf.random.set_seed(11)
     inp = tf.Variable(tf.random.normal([32, width], stddev=0.1), name="inp")
-    blocks_w = [(tf.Variable(tf.random.normal([width, width], stddev=0.05), name="a%d" % i),
-                 tf.Variable(tf.random.normal([width, width], stddev=0.05), name="b%d" % i))
+    scale = 0.05 * (64 / width) ** 0.5  # keeps the residual sums finite when wide
+    blocks_w = [(tf.Variable(tf.random.normal([width, width], stddev=scale), name="a%d" % i),
+                 tf.Variable(tf.random.normal([width, width], stddev=scale), name="b%d" % i))
                 for i in range(blocks)]
     out_w = tf.Variable(tf.random.normal([width, 10], stddev=0.1), name="out")
     params = [inp, out_w] + [w for pair in blocks_w for w in pair]
@@ -89,9 +92,9 @@ def record_deep(out: str, steps: int, blocks: int, host_level: int, python_trace
             p.assign_sub(0.01 * g)
         return loss
 
-    x_all = tf.random.normal([64 * 8, 32])
-    y_all = tf.random.uniform([64 * 8], maxval=10, dtype=tf.int32)
-    batches = iter(tf.data.Dataset.from_tensor_slices((x_all, y_all)).batch(64).repeat()
+    x_all = tf.random.normal([batch * 8, 32])
+    y_all = tf.random.uniform([batch * 8], maxval=10, dtype=tf.int32)
+    batches = iter(tf.data.Dataset.from_tensor_slices((x_all, y_all)).batch(batch).repeat()
                    .map(lambda x, y: (x * 1.0, y)).prefetch(2))
     for _ in range(2):
         train_step(*next(batches))
@@ -221,12 +224,14 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--shape", choices=("mlp", "deep", "keras"), default="mlp")
     ap.add_argument("--host-level", type=int, default=2)
     ap.add_argument("--no-python-tracer", action="store_true")
+    ap.add_argument("--width", type=int, default=64, help="the deep shape's width")
+    ap.add_argument("--batch", type=int, default=64, help="the deep shape's batch size")
     args = ap.parse_args(argv)
     if not os.path.exists(args.out):
         t0 = time.perf_counter()
         if args.shape == "deep":
             record_deep(args.out, args.steps, args.layers, args.host_level,
-                        not args.no_python_tracer)
+                        not args.no_python_tracer, args.width, args.batch)
         elif args.shape == "keras":
             record_keras(args.out, args.steps, args.layers, args.host_level,
                          not args.no_python_tracer)

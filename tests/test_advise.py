@@ -29,7 +29,8 @@ CPU0 = "/job:localhost/replica:0/task:0/device:cpu:0"
 ALL = ("AcceleratorUtilizationChecker", "OperationChecker", "ExpensiveOperationChecker")
 #: Checkers of the step breakdown (tests/test_steps.py), after the engine's.
 STEP_CHECKERS = ("InputBoundChecker", "StarvedDeviceChecker", "CommunicationChecker",
-                 "CopiesChecker", "SyncStallChecker", "StragglerChecker")
+                 "CopiesChecker", "SyncStallChecker", "StragglerChecker", "CriticalPathChecker",
+                 "MemoryChecker")
 
 
 # -- builders ----------------------------------------------------------------

@@ -110,6 +110,13 @@ def test_name_regexes_complete_one_scope_level_at_a_time(engine, model):
     assert texts(engine, "graph -hide_name_regexes x,lay") == top
 
 
+def test_an_anchored_regex_completes_the_name_after_the_anchor(engine):
+    plain = engine.complete("scope -hide_name_regexes a,layer1/")
+    anchored = engine.complete("scope -hide_name_regexes a,^layer1/")
+    assert [c.text for c in anchored] == ["^" + c.text for c in plain] and plain
+    assert {c.length for c in anchored} == {len("^layer1/")}
+
+
 def test_scope_entries_say_how_many_nodes_they_hold(engine, model):
     (entry,) = [c for c in engine.complete("scope -trim_name_regexes layer") if c.text == "layer1"]
     count = sum(1 for n in model.nodes if n.startswith("layer1/"))

@@ -205,7 +205,7 @@ tfprof> profiles
     name      kind     steps    nodes    total time    source
 *   tiny_mlp  profile  0,1,2    126      178us         sample_profiles/tiny_mlp/profile
 tfprof> nosuchcommand
-tfprof: unknown command 'nosuchcommand'; commands: scope, graph, op, code, steps, kernels, advise, set, profiles, use, load, capture, unload, ui, help, quit, exit
+tfprof: unknown command 'nosuchcommand'; commands: scope, graph, op, code, steps, collectives, kernels, critpath, memory, advise, set, profiles, use, load, capture, unload, ui, help, quit, exit
 ```
 """
 

@@ -1,8 +1,10 @@
-"""The installed `tfprof` in a real pseudo-terminal: Tab, mistakes, set, Ctrl-C, Ctrl-D."""
+"""The installed `tfprof` in a real pseudo-terminal: Tab, mistakes, set, Ctrl-C, Ctrl-D,
+the progress bar of a long load (and none in a pipe)."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import time
 from pathlib import Path
@@ -130,3 +132,63 @@ def test_tab_lists_node_names_from_the_profile(shell):
     shell.expect(pexpect.EOF)
     shell.close()
     assert shell.exitstatus == 0
+
+
+# -- progress of long loads ------------------------------------------------------
+
+#: The sample PyTorch trace, copied as the ranks of a large job.
+TORCH_TRACE = PROFILE.parent.parent / "torch_cnn" / "worker0.1795426547943862326.pt.trace.json.gz"
+#: Enough ranks that loading them one by one takes well over a second.
+RANKS = 96
+
+
+@pytest.fixture(scope="module")
+def many_ranks(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("ranks")
+    data = TORCH_TRACE.read_bytes()
+    for rank in range(RANKS):
+        (folder / ("rank%d.1795426547943862326.pt.trace.json.gz" % rank)).write_bytes(data)
+    return folder
+
+
+def _load_ranks(folder, stderr_to_terminal: bool):
+    """`tfprof` loading the ranks one by one in a terminal; its stderr in the terminal or
+    piped to a file (then the terminal shows stdout only); returns (terminal text,
+    piped stderr, seconds the whole process took)."""
+    env = dict(os.environ, NO_COLOR="1", TERM="xterm")
+    env.pop("TFPROF_PROGRESS", None)
+    command = "%s --profile_path=%s --jobs 1 profiles" % (TFPROF, folder)
+    err_file = folder.parent / ("stderr_%s.txt" % folder.name)
+    if not stderr_to_terminal:
+        command += " 2>%s" % err_file
+    start = time.monotonic()
+    child = pexpect.spawn("/bin/sh", ["-c", command], env=env, dimensions=(24, 200),
+                          encoding="utf-8", timeout=120)
+    seen = child.read()
+    took = time.monotonic() - start
+    child.close()
+    assert child.exitstatus == 0, seen
+    return seen, err_file.read_text() if not stderr_to_terminal else "", took
+
+
+def test_a_long_load_shows_a_progress_bar_on_the_terminal(many_ranks):
+    seen, _, took = _load_ranks(many_ranks, stderr_to_terminal=True)
+    assert took > 1.0
+    bars = re.findall(r"\rtfprof: loading %d profiles \[[#.]{20}\] (\d+)%%  (\d+)/%d profiles"
+                      % (RANKS, RANKS), seen)
+    assert bars, seen[:2000]
+    shown = [int(percent) for percent, _ in bars]
+    assert shown == sorted(shown) and shown[0] < 100  # it moved while loading
+    # The bar is erased before the notes and the table.
+    assert "\r\x1b[K" in seen
+    assert seen.index("tfprof: %s: %d PyTorch workers" % (many_ranks, RANKS)) > seen.rindex(
+        "\rtfprof: loading")
+
+
+def test_a_long_load_draws_no_bar_into_a_pipe(many_ranks):
+    seen, piped, took = _load_ranks(many_ranks, stderr_to_terminal=False)
+    assert took > 1.0
+    assert piped.startswith("tfprof: %s: %d PyTorch workers" % (many_ranks, RANKS))
+    for output in (seen, piped):
+        assert "loading" not in output and "\r" not in output.replace("\r\n", "\n")
+        assert "\x1b" not in output

@@ -3,7 +3,9 @@ down the layers below (imports inside functions and under TYPE_CHECKING
 count too: a deferred import that dodges a cycle is still a cycle).
 
     front    cli, shell/*, __main__, record/*, docgen (the guide's generated reference page),
-             compat (TensorFlow's API, ProfileContext patching Session.run as record does),
+             progress_bar (the terminal's bar for long loads),
+             compat and profile_context (TensorFlow's API; ProfileContext patches
+             Session.run through record's patch),
              ui.launch (`tfprof ui`), capture.cli and capture.top (`tfprof capture`,
              `tfprof top`)
     api      api, profiler, the package root, ui/* (the web UI's server, a door on the
@@ -50,8 +52,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("render", ("render", "plan")),
     ("session", ("session",)),
     ("api", ("api", "profiler", "", "ui", "shell.completer", "shell.names")),
-    ("front", ("cli", "shell", "__main__", "record", "docgen", "compat", "ui.launch",
-               "capture.cli", "capture.top")),
+    ("front", ("cli", "shell", "__main__", "record", "docgen", "compat", "profile_context",
+               "progress_bar", "ui.launch", "capture.cli", "capture.top")),
 ]
 
 
@@ -197,3 +199,13 @@ def test_nothing_below_the_session_imports_prompt_toolkit():
             if any(n.split(".")[0] == "prompt_toolkit" for n in names):
                 offenders.append(mod)
     assert offenders == []
+
+
+def test_the_recorder_imports_only_tables_from_outside_itself(graph):
+    """record/ runs inside the user's program: it must not pull in the engine or renderers."""
+    tables = [name for name, _ in LAYERS].index("tables")
+    reached = {target for mod, targets in graph.items()
+               if mod.startswith(PACKAGE + ".record")
+               for target in targets
+               if not target.startswith(PACKAGE + ".record") and layer_of(target) != tables}
+    assert reached == set()

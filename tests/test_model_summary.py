@@ -404,7 +404,7 @@ def test_a_reload_is_announced_once_after_the_command_that_caused_it():
     assert session.execute("scope -max_depth 2").notes == []
     step = packed.steps[0]
     notes = session.execute("scope -max_depth 2 -step %d" % step).notes
-    assert notes == ["a: read %s again in full: statistics of one step need it"
+    assert notes == ["tfprof: a: read %s again in full: statistics of one step need it"
                      % inputs.profile_path]
     assert reloads == [1]
     assert session.execute("graph -max_depth 2 -step %d" % step).notes == []
@@ -415,5 +415,5 @@ def test_a_reload_is_announced_once_after_the_command_that_caused_it():
 def test_with_one_profile_the_reload_note_names_no_profile():
     packed, _ = packed_counting_reloads(ROUTES["tiny_mlp/profile"])
     notes = Session(packed).execute("scope -max_depth 2 -select input_shapes").notes
-    assert notes == ["read %s again in full: input shapes need it"
+    assert notes == ["tfprof: read %s again in full: input shapes need it"
                      % ROUTES["tiny_mlp/profile"].profile_path]

@@ -360,8 +360,9 @@ def test_shell_profile_commands_and_a_failed_command_changes_nothing():
              "set -base nope", "use nope", "load w1 " + WORKER0, "unload nope",
              "scope -max_depth 1 -base w0", "unload w1", "profiles", "unload w0"]
     assert run_pipe(session, io.StringIO("\n".join(lines) + "\n"), out, err) == 0
-    errors = [line for line in err.getvalue().splitlines() if line.startswith("tfprof:")]
-    assert errors == [
+    said = [line for line in err.getvalue().splitlines() if line.startswith("tfprof:")]
+    assert said == [
+        "tfprof: loaded w1; 'use NAME' makes one current",
         "tfprof: -base nope: no such profile; loaded: w0, w1",
         "tfprof: -base nope: no such profile; loaded: w0, w1",
         "tfprof: use nope: no such profile; loaded: w0, w1",

@@ -224,6 +224,25 @@ def test_the_dask_route_answers_as_the_local_one(cluster, here):
     assert_same(load_many(JOBS, scheduler=cluster.scheduler_address), here)
 
 
+def test_the_dask_route_reports_each_profile_done(cluster):
+    heard = []
+
+    class Heard:
+        def begin(self, what, total, unit):
+            heard.append(("begin", what, total, unit))
+
+        def update(self, done):
+            heard.append(("update", done))
+
+        def end(self):
+            heard.append(("end",))
+
+    load_many(JOBS, scheduler=cluster.scheduler_address, progress=Heard())
+    count = len(JOBS)
+    assert heard == ([("begin", "%d profiles" % count, count, "profiles")]
+                     + [("update", i) for i in range(1, count + 1)] + [("end",)])
+
+
 def test_dask_errors_name_the_profile(cluster):
     with pytest.raises(LoadError, match=r"^profile gone: --profile_path /nonexistent/p: "
                                         r"no such file$"):

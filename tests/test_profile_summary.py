@@ -101,14 +101,16 @@ def test_records_are_built_only_for_the_step_asked(tmp_path) -> None:
     assert set(node.execs) == {0, 3} and node._lazy is None
 
 
-def test_a_map_entry_without_its_key_is_refused(tmp_path) -> None:
+def test_a_map_entry_without_its_key_is_refused_when_the_inputs_are_read(tmp_path) -> None:
     from tfprof_shell.errors import LoadError
 
     node = _node(0, 1, [[100, 7]], 10)
     entry_without_key = b"\x10\x05"  # InputsEntry{value: 5}
     bad = node + field_bytes(2, entry_without_key)
+    loaded = _load(tmp_path, _profile_bytes(bad))
+    assert loaded.stats(0)[S.EXEC] == 7  # views without inputs (scope, op, code) answer
     with pytest.raises(LoadError, match="inputs map entry lacks its key or value"):
-        _load(tmp_path, _profile_bytes(bad))
+        loaded.inputs
 
 
 def test_inputs_resolve_to_node_names_and_the_last_entry_wins(tmp_path) -> None:

@@ -60,14 +60,15 @@ def test_model_steps_stay_sorted_and_unique():
 
 
 def test_the_api_loads_with_the_collector_paused(monkeypatch):
+    from tfprof_shell.load import parallel
     seen = []
-    real = api.load_model
+    real = parallel.load_model
 
     def spy(inputs):
         seen.append(gc.isenabled())
         return real(inputs)
 
-    monkeypatch.setattr(api, "load_model", spy)
+    monkeypatch.setattr(parallel, "load_model", spy)
     assert gc.isenabled()
     prof = api.Profile.load(sample("torch_cnn"))
     assert seen == [False]

@@ -7,11 +7,9 @@ DIR (docs/images is made that way, see docs/web-ui.md).
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
-import shutil
 
 import pytest
 
@@ -21,9 +19,7 @@ from hostile_names import HOSTILE, hostile_trace
 pytestmark = pytest.mark.browser
 sync_api = needs("playwright.sync_api", "browser")
 
-from tfprof_shell.cli import open_session, parse_invocation  # noqa: E402
-from tfprof_shell.ui.server import start_server  # noqa: E402
-
+from ui_tab import Tab, launch_chromium, ui_server  # noqa: E402
 
 
 def _path(name: str) -> str:
@@ -33,13 +29,9 @@ def _path(name: str) -> str:
 
 ARGV = ["--profile_path=" + _path("mlp_after"), "--profile", "before=" + _path("mlp_before"),
         "--profile", "w0=" + _path("mlp_worker0"), "--profile", "w1=" + _path("mlp_worker1")]
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
-PAGES = ["overview", "views", "flame", "timeline", "compare", "ranks", "advise"]
-
-
-def _server(argv):
-    return start_server(open_session(parse_invocation(argv), io.StringIO()), log=io.StringIO())
+PAGES = ["overview", "views", "flame", "timeline", "steps", "kernels", "compare", "ranks",
+         "advise"]
+_server = ui_server
 
 
 @pytest.fixture(scope="module")
@@ -51,15 +43,10 @@ def server():
 
 @pytest.fixture(scope="module")
 def browser():
-    path = shutil.which("chromium")
-    if path is None:
-        if "browser" in os.environ.get("TFPROF_TEST_REQUIRE", ""):
-            pytest.fail("Debian's chromium is not installed")
-        pytest.skip("chromium is not installed")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
+    manager, b = launch_chromium(sync_api)
+    yield b
+    b.close()
+    manager.__exit__(None, None, None)
 
 
 @pytest.fixture(scope="module")
@@ -67,59 +54,6 @@ def shots(tmp_path_factory):
     folder = os.environ.get("TFPROF_UI_SCREENSHOTS") or str(tmp_path_factory.mktemp("shots"))
     os.makedirs(folder, exist_ok=True)
     return folder
-
-
-class Tab:
-    """One browser page on a server, recording every request, error and dialog."""
-
-    def __init__(self, browser, srv):
-        self.srv = srv
-        self.page = browser.new_page(viewport={"width": 1120, "height": 660})
-        self.requests, self.errors, self.dialogs = [], [], []
-        self.page.on("request", lambda r: self.requests.append(r.url))
-        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
-        # A Content-Security-Policy violation is reported as a console error; a 400 is
-        # the server refusing a wrong line, which the tests type on purpose.
-        self.page.on("console", lambda m: m.type == "error" and "status of 400" not in m.text
-                     and self.errors.append(m.text))
-        self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
-        self.page.goto(srv.url)
-        self.painted()
-
-    def painted(self, page=None, line=None):
-        """Wait until the app says a page (and line) finished painting; its record."""
-        self.page.wait_for_function(
-            "([page, line]) => { const p = window.tfprofApp && window.tfprofApp.painted;"
-            " return p && (!page || p.page === page) && (!line || p.line === line); }",
-            arg=[page, line], timeout=30000)
-        done = self.page.evaluate("() => window.tfprofApp.painted")
-        assert "error" not in done, done
-        return done
-
-    def open(self, name):
-        self.page.evaluate("() => { window.tfprofApp.painted = null; }")
-        self.page.click("#tabs button[data-page=%s]" % name)
-        return self.painted(name)
-
-    def type_line(self, line):
-        self.page.evaluate("() => { window.tfprofApp.painted = null; }")
-        self.page.fill("#cmd", line)
-        self.page.press("#cmd", "Enter")
-
-    def rows(self, host="#views-table"):
-        """The rows in sight, top to bottom: [name, cell, cell, ...]."""
-        return self.page.evaluate(
-            """(host) => [...document.querySelectorAll(host + ' .tt-row:not([hidden])')]
-                 .sort((a, b) => parseFloat(a.style.top) - parseFloat(b.style.top))
-                 .map((r) => [...r.children].map((c, k) => k ? c.textContent
-                     : c.querySelector('.tt-name').textContent))""", host)
-
-    def close(self):
-        port = ":%d/" % self.srv.port
-        assert all(u.startswith("http://127.0.0.1" + port) or u.startswith("data:")
-                   for u in self.requests), [u for u in self.requests if "127.0.0.1" not in u]
-        assert not self.errors and not self.dialogs, (self.errors, self.dialogs)
-        self.page.close()
 
 
 @pytest.fixture
@@ -138,12 +72,18 @@ def _shell_names(argv, line):
     return [m.group(1) for m in (re.match(r"\s*(.*?) \(", ln) for ln in body if ln.strip()) if m]
 
 
+#: Pages whose screenshot in docs/images is of these profiles (the GPU pages' are made by
+#: test_ui_browser_gpu.py on torch_cnn).
+SHOTS = ("views", "compare", "advise")
+
+
 def test_every_page_paints_offline(tab, shots):
     for name in PAGES:
         done = tab.open(name)
         assert done["ms"] < 10000
-        tab.page.wait_for_timeout(200)
-        tab.page.screenshot(path=os.path.join(shots, "%s.png" % name))
+        if name in SHOTS:
+            tab.page.wait_for_timeout(200)
+            tab.page.screenshot(path=os.path.join(shots, "%s.png" % name))
     assert tab.page.inner_text("#profile-info").startswith("4 profiles")
 
 
@@ -264,8 +204,12 @@ def test_compare_shows_the_shells_diff(tab, shots):
 
 def test_ranks_switch_profiles(tab):
     tab.open("ranks")
-    cells = tab.page.eval_on_selector_all("#rk-heatmap rect", "e => e.length")
-    assert cells == 4 * 3  # four profiles, three steps each
+    cells = tab.page.eval_on_selector_all(
+        "#rk-heatmap rect.cell", "e => e.map(c => [c.dataset.rank, +c.dataset.step, +c.dataset.us])")
+    assert len(cells) == 4 * 3  # four profiles, three steps each
+    doc = json.loads(run_cli(ARGV + ["steps", "-profiles", "all", "-output", "json"]).out)
+    assert sorted(cells) == sorted([name, s["step"], s["wall"]]
+                                   for name, d in doc["profiles"].items() for s in d["steps"])
     tab.page.evaluate("() => { window.tfprofApp.painted = null; }")
     tab.page.uncheck("#rk-profiles input[value=before]")
     done = tab.painted("ranks")
@@ -330,3 +274,168 @@ def test_hostile_names_are_shown_as_text(browser, tmp_path):
         t.close()
     finally:
         srv.stop()
+
+
+# -- defects of issue 40 ---------------------------------------------------------
+
+@pytest.mark.parametrize("page", ["views", "flame", "timeline"])
+def test_a_bad_line_leaves_the_url_and_the_view(tab, page):
+    good = "scope -max_depth 2" if page != "timeline" else "graph -step 1"
+    tab.goto("page=%s&line=%s" % (page, good.replace(" ", "+")), page, good)
+    url = tab.page.url
+    tab.forget()
+    tab.page.fill("#cmd", "scope -max_depth abc")
+    tab.page.press("#cmd", "Enter")
+    tab.page.wait_for_selector("#status.error")
+    assert "max_depth" in tab.page.inner_text("#status")
+    tab.page.wait_for_timeout(200)
+    assert tab.page.url == url
+    assert tab.page.input_value("#cmd") == good
+    assert tab.page.evaluate("() => window.tfprofApp.line") == good
+    assert tab.page.is_visible("#page-" + page)
+    tab.page.reload()
+    assert tab.painted(page, good)["line"] == good
+
+
+def test_the_diff_flame_graph_gives_a_gone_frame_its_width_and_has_a_legend(tab, shots):
+    line = "scope -base before -max_depth 3"
+    tab.goto("page=flame&line=" + line.replace(" ", "+"), "flame", line)
+    doc = json.loads(run_cli(ARGV + line.split(" ") + ["-output", "json"]).out)
+    gone = next(c for c in doc["root"]["children"] if c["status"] == "-")
+    widths = tab.page.evaluate(
+        """(name) => { const f = window.tfprofApp.flame, t = f.tree;
+             const w = (i) => f.frames.filter((x) => x[0] === i).map((x) => x[2] - x[1])[0] || 0;
+             let row = -1; for (let i = 0; i < t.n; i++) if (t.name(i) === name) row = i;
+             return [w(row), w(0)]; }""", gone["name"])
+    root = doc["root"]
+    base_root = root["base_total"]["micros"]
+    biggest = max(root["total"]["micros"], base_root)
+    assert widths[0] > 0
+    assert abs(widths[0] / widths[1] - gone["base_total"]["micros"] / biggest) < 0.02
+    legend = tab.page.inner_text("#flame-legend")
+    assert "slower" in legend and "faster" in legend and "new" in legend and "gone" in legend
+    tab.page.screenshot(path=os.path.join(shots, "flame.png"))
+
+
+def test_back_and_forward_move_between_views(tab):
+    tab.type_line("scope -max_depth 2")
+    tab.painted("views", "scope -max_depth 2")
+    tab.open("flame")
+    tab.type_line("code -max_depth 4")
+    tab.painted("flame", "code -max_depth 4")
+    tab.open("timeline")
+    for page, line in (("flame", "code -max_depth 4"), ("flame", "scope -max_depth 2"),
+                       ("views", "scope -max_depth 2")):
+        tab.forget()
+        tab.page.go_back()
+        assert tab.painted(page, line)["line"] == line
+        assert tab.page.input_value("#cmd") == line
+        assert tab.page.is_visible("#page-" + page)
+    tab.forget()
+    tab.page.go_forward()
+    assert tab.painted("flame", "scope -max_depth 2")
+    assert "127.0.0.1" in tab.page.url  # never out of the app
+
+
+def test_filters_are_chips_that_come_off(tab):
+    line = "scope -max_depth 3 -hide_name_regexes ^layer1$,^loss$ -show_name_regexes l.*"
+    tab.goto("page=views&line=" + line.replace(" ", "+").replace(",", "%2C").replace("^", "%5E")
+             .replace("$", "%24"), "views", line)
+    chips = tab.page.eval_on_selector_all("#chips .chip", "e => e.map(c => c.title)")
+    assert chips == ["-show_name_regexes l.*", "-hide_name_regexes ^layer1$",
+                     "-hide_name_regexes ^loss$"]
+    tab.forget()
+    tab.page.click("#chips .chip:has-text('^layer1$') .chip-x")
+    done = tab.painted("views")
+    assert done["line"] == "scope -max_depth 3 -show_name_regexes l.* -hide_name_regexes ^loss$"
+    tab.forget()
+    tab.page.click("#chips .chip-reset")
+    assert tab.painted("views")["line"] == "scope -max_depth 3"
+    assert tab.page.is_hidden("#chips")
+
+
+def test_the_table_order_and_the_threshold_are_in_the_url(tab):
+    tab.type_line("scope -max_depth 2")
+    tab.painted("views", "scope -max_depth 2")
+    tab.page.click("#views-table .tt-h[data-col='total:micros']")
+    tab.page.click("#views-table .tt-h[data-col='total:micros']")  # ascending
+    assert "sort=total%3Amicros%3A1" in tab.page.url
+    order = [r[0] for r in tab.rows()]
+    tab.forget()
+    tab.page.reload()
+    tab.painted("views")
+    assert [r[0] for r in tab.rows()] == order
+    line = "scope -base before -max_depth 3"
+    tab.goto("page=compare&line=" + line.replace(" ", "+"), "compare", line)
+    tab.page.fill("#cmp-threshold", "100")
+    tab.page.dispatch_event("#cmp-threshold", "change")
+    assert "threshold=100" in tab.page.url
+    tab.page.evaluate("""() => { window.tfprofApp.tables['cmp-table'].expandAll();
+        return new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))); }""")
+    shown = tab.rows("#cmp-table")
+    doc = json.loads(run_cli(ARGV + line.split(" ") + ["-output", "json"]).out)
+
+    def kept(node):  # rows whose |delta| is at least the threshold, and their ancestors
+        below = [k for c in node["children"] for k in kept(c)]
+        mine = abs(node["delta_total"]["micros"]) >= 100
+        return ([node["name"]] if mine or below else []) + below
+    assert sorted(r[0] for r in shown[1:]) == sorted(kept(doc["root"])[1:])
+    slower = tab.page.eval_on_selector_all("#cmp-slower li, #cmp-faster li", "e => e.length")
+    tab.forget()
+    tab.page.reload()
+    tab.painted("compare", line)
+    assert tab.page.input_value("#cmp-threshold") == "100"
+    tab.page.evaluate("""() => { window.tfprofApp.tables['cmp-table'].expandAll();
+        return new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))); }""")
+    assert len(tab.rows("#cmp-table")) == len(shown)
+    assert tab.page.eval_on_selector_all("#cmp-slower li, #cmp-faster li", "e => e.length") \
+        == slower
+
+
+def test_compare_with_one_profile_is_the_last_step_against_the_one_before(browser):
+    srv = _server(["--profile_path=" + _path("tiny_mlp")])
+    try:
+        t = Tab(browser, srv)
+        t.open("compare")
+        line = t.page.evaluate("() => window.tfprofApp.line")
+        assert "-step 2" in line and "-base_step 1" in line and "-base tiny_mlp" in line
+        t.close()
+    finally:
+        srv.stop()
+
+
+def test_flame_in_time_order_with_a_sandwich_and_a_metric(tab):
+    line = "scope -max_depth 100 -step 1"
+    tab.goto("page=flame&line=" + line.replace(" ", "+"), "flame", line)
+    tab.forget()
+    tab.page.select_option("#flame-order", "time")
+    tab.painted("flame")
+    assert "sort=time" in tab.page.url
+    order = tab.page.evaluate(
+        """() => { const f = window.tfprofApp.flame, t = f.tree;
+             return f.frames.filter((x) => t.parent[x[0]] === 0).sort((a, b) => a[1] - b[1])
+               .map((x) => [t.name(x[0]), f.starts[x[0]]]); }""")
+    starts = [s for _, s in order if s >= 0]
+    assert len(starts) > 3 and starts == sorted(starts)
+    # a click shows the frame's sandwich: callers above it, callees below it
+    box = tab.page.locator("#flame canvas").bounding_box()
+    tab.page.mouse.click(box["x"] + box["width"] / 2, box["y"] + 18 * 1.5)
+    tab.page.wait_for_selector("#flame-sandwich h3")
+    assert tab.page.inner_text("#flame-sandwich h3").startswith("Sandwich of ")
+    assert tab.page.eval_on_selector_all("#flame-sandwich canvas", "e => e.length") == 2
+    tab.forget()
+    tab.page.select_option("#flame-metric", "cpu_micros")
+    done = tab.painted("flame")
+    assert "-order_by cpu_micros" in done["line"] and "cpu_micros" in done["line"].split(
+        "-select ")[1]
+    assert tab.page.evaluate("() => window.tfprofApp.flame.attr") == "cpu_micros"
+
+
+def test_tab_completes_node_names(tab):
+    tab.page.fill("#cmd", "scope -hide_name_regexes ^lay")
+    tab.page.press("#cmd", "Tab")
+    tab.page.wait_for_selector("#completions li")
+    items = tab.page.eval_on_selector_all("#completions .c-text", "e => e.map(x => x.textContent)")
+    assert "layer1" in items
+    tab.page.dispatch_event("#completions li >> nth=0", "mousedown")
+    assert tab.page.input_value("#cmd").startswith("scope -hide_name_regexes ^layer")

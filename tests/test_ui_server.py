@@ -203,12 +203,10 @@ def test_controls_come_from_the_options_table_and_presets_from_the_builder(tiny)
         tiny.run(" ".join(["scope"] + tokens))
 
 
-def test_steps_are_each_steps_total(tiny):
-    data = tiny.get("/api/steps").get_json()
-    assert data["steps"] == [0, 1, 2]
-    for k, step in enumerate(data["steps"]):
-        doc = json.loads(_shell(tiny.argv, "scope -step %d -output json" % step))
-        assert data["profiles"][0]["micros"][k] == doc["root"]["total"]["micros"]
+def _blocks(data):
+    """Every block of a timeline answer: (lane name, start, dur, count)."""
+    return [(lane["name"], ts, dur, n) for lane in data["lanes"] for row in lane["blocks"]
+            for ts, dur, n in zip(row["ts"], row["dur"], row["count"])]
 
 
 def test_timeline_lanes_hold_every_event_of_the_shells_trace(tiny, tmp_path):
@@ -219,13 +217,19 @@ def test_timeline_lanes_hold_every_event_of_the_shells_trace(tiny, tmp_path):
     wide = tiny.post("/api/timeline", {"line": line, "width": 8000}).get_json()
     narrow = tiny.post("/api/timeline", {"line": line, "width": 20}).get_json()
     for data in (wide, narrow):
-        assert sum(sum(lane["count"]) for lane in data["lanes"]) == len(regions)
+        assert sum(n for *_, n in _blocks(data)) == len(regions)
     assert narrow["merged"] > 0 and "merged at this zoom" in narrow["notes"][0]
-    mid = (wide["start"] + wide["end"]) / 2
+    names = {e["pid"]: e["args"]["name"] for e in json.load(open(str(out) + "_1"))[
+        "traceEvents"] if e.get("name") == "process_name"}
+    assert {lane["name"] for lane in wide["lanes"]} == \
+        {names[e["pid"]] for e in regions}  # a lane per device, named as the engine names it
+    first = min(e["ts"] for e in regions)
+    mid = (wide["start"] + wide["end"]) // 2
     half = tiny.post("/api/timeline", {"line": line, "t0": mid, "width": 8000}).get_json()
-    overlapping = [e for e in regions if e["ts"] + e["dur"] >= mid]
-    assert sum(sum(lane["count"]) for lane in half["lanes"]) == len(overlapping) > 0
+    overlapping = [e for e in regions if (e["ts"] + e["dur"] - first) * 1000 >= mid]
+    assert sum(n for *_, n in _blocks(half)) == len(overlapping) > 0
     assert half["t0"] == mid and half["t1"] == wide["end"]
+    assert [lane["name"] for lane in half["lanes"]] == [lane["name"] for lane in wide["lanes"]]
     trace = tiny.get("/api/trace", query_string={"line": line})
     assert trace.get_data() == open(str(out) + "_1", "rb").read()
     assert "attachment" in trace.headers["Content-Disposition"]
@@ -237,9 +241,9 @@ def test_a_graph_timeline_without_a_step_is_every_step_merged(tiny, tmp_path):
     _shell(tiny.argv, line, "-output", "timeline:outfile=%s,merge=true" % out)
     assert tiny.get("/api/trace", query_string={"line": line}).get_data() == out.read_bytes()
     data = tiny.post("/api/timeline", {"line": line, "width": 8000}).get_json()
-    steps = data["lanes"][0]
-    assert steps["name"] == "Steps / 0"
-    assert [data["strings"][i] for i in steps["label"]] == ["step 0", "step 1", "step 2"]
+    assert [s["step"] for s in data["steps"]] == [0, 1, 2]
+    assert "Steps" not in [lane["name"] for lane in data["lanes"]]
+    assert data["download"] == line
 
 
 # -- bad lines ------------------------------------------------------------------
@@ -283,7 +287,7 @@ def test_malformed_requests_are_400(tiny, body, code):
 
 
 def test_a_bug_is_a_500_line_and_the_server_goes_on(tiny, monkeypatch):
-    def broken(line, text=False):
+    def broken(line, text=False, document=False, starts=False):
         raise RuntimeError("boom")
     monkeypatch.setattr(tiny.app.runner, "run", broken)
     r = tiny.post("/api/run", {"line": "scope"})
@@ -308,7 +312,7 @@ def test_the_token_is_exchanged_for_a_strict_cookie(tiny):
 
 
 @pytest.mark.parametrize("path", ["/", "/static/app.js", "/api/state", "/api/controls",
-                                  "/api/steps", "/api/trace?line=scope"])
+                                  "/api/trace?line=scope"])
 def test_every_route_needs_the_cookie_and_an_allowed_host(tiny, path):
     anonymous = Client(tiny.app)
     assert anonymous.get(path, headers={"Host": HOST}).status_code == 403

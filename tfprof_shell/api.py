@@ -21,9 +21,9 @@ from typing import Any, Iterator, Mapping, Optional, Sequence, Union
 
 from . import commands
 from .combine.result import MultiResult
-from .errors import CommandError, LoadError
-from .load import Inputs, load_model, split_paths
-from .load.jobs import default_name
+from .errors import CommandError, LoadError, UsageError
+from .load import Inputs, split_paths
+from .load.jobs import jobs_of
 from .model import Model, Source
 from .option_dicts import options_from_dict
 from .options import DEFAULTS, Options, format_dump, parse_tokens
@@ -45,9 +45,9 @@ OptionsLike = Union[None, Options, Mapping[str, Any], str]
 class Result:
     """What one command gave: the JSON document, text, stderr notes and files written.
 
-    ``data`` is the ``-output json`` document for view commands, steps and kernels,
-    and ``{"schema_version": 1, "checkers": {...}}`` for advise; None for
-    commands without a result (set, help, a per-step graph timeline).
+    ``data`` is the ``-output json`` document for view commands, steps, kernels and
+    collectives, and ``{"schema_version": 1, "checkers": {...}}`` for advise; None
+    for commands without a result (set, help, a per-step graph timeline).
     """
 
     data: Optional[dict[str, Any]]
@@ -76,7 +76,10 @@ class Profile:
     """A loaded profile plus default options; every call runs on a copy of them."""
 
     def __init__(self, model: Model, options: Options = DEFAULTS, name: str = "profile") -> None:
-        self.session = Session(model, options, name)
+        self._attach(Session(model, options, name))
+
+    def _attach(self, session: Session) -> None:
+        self.session = session
         self._ui: Any = None
         self.session.serve_ui = self.ui
 
@@ -84,15 +87,25 @@ class Profile:
     def load(cls, profile_path: Optional[str] = None, graph_path: Optional[str] = None,
              run_meta_paths: Union[str, Sequence[str]] = (), op_log_path: Optional[str] = None,
              checkpoint_path: Optional[str] = None, options: Options = DEFAULTS) -> "Profile":
-        """Load from files, as the command line's flags do (run_meta_paths: list or comma list)."""
+        """Load from files, as the command line's flags do (run_meta_paths: list or comma list).
+
+        A folder holding several jobs (PyTorch workers, XProf hosts, processes
+        of a ``tfprof record`` folder) loads one profile per job, the first
+        one current, as the command line does.
+        """
         if isinstance(run_meta_paths, str):
             run_meta_paths = split_paths(run_meta_paths)
         inputs = Inputs(profile_path=_path(profile_path), graph_path=_path(graph_path),
                         run_meta_paths=tuple(_path(p) for p in run_meta_paths),
                         op_log_path=_path(op_log_path), checkpoint_path=_path(checkpoint_path))
+        if inputs.is_empty():
+            raise UsageError("Profile.load: give profile_path, or graph_path and run_meta_paths")
+        jobs, _ = jobs_of(inputs)
         with _collector_paused():
-            model = load_model(inputs)
-        return cls(model, options, default_name(inputs))
+            session, _ = Session.open(jobs, options)
+        profile = cls.__new__(cls)
+        profile._attach(session)
+        return profile
 
     # -- several profiles ------------------------------------------------------
 
@@ -129,8 +142,7 @@ class Profile:
         variables and (with ``add_trace``) code traces are logged as
         TensorFlow's profiler does.
         """
-        from .load.graph import add_graph, add_op_log
-        from .load.runmeta import add_run_metadata
+        from .load.graph import add_messages
         from .proto import framework_pb2, tfprof_log_pb2
         if graph is not None and hasattr(graph, "as_graph_def"):
             graph, op_log = _from_tf_graph(graph, run_metas, op_log, add_trace)
@@ -139,15 +151,9 @@ class Profile:
         metas = [_message(rm, framework_pb2.RunMetadata, "run_meta", text_too=True)
                  for rm in run_metas]
         model = Model(Source("python"))
-        id_to_string: dict[int, str] = {}
-        add_graph(model, graph_msg if graph_msg is not None else framework_pb2.GraphDef())
-        if op_log_msg is not None:
-            add_op_log(model, op_log_msg, id_to_string)
-        for step, rm in enumerate(metas):
-            if rm is not None and rm.HasField("step_stats"):
-                add_run_metadata(model, step, rm.step_stats)
-        if op_log_msg is not None:
-            add_op_log(model, op_log_msg, id_to_string)
+        add_messages(model, graph_msg if graph_msg is not None else framework_pb2.GraphDef(),
+                     op_log_msg, [(step, rm.step_stats) for step, rm in enumerate(metas)
+                                  if rm is not None and rm.HasField("step_stats")])
         return cls(model, options)
 
     # -- facts -----------------------------------------------------------------
@@ -199,9 +205,12 @@ class Profile:
         reply = self.session.execute_words(words)
         if kind == "advise":
             return _advice_result(reply)
-        if kind in ("steps", "kernels"):  # their -output json document
+        if kind in ("steps", "kernels", "collectives"):  # their -output json document
             return Result(reply.result, reply.text, list(reply.notes), list(reply.files), kind,
                           reply.result)
+        if kind == "critpath":  # its -output json document, built now
+            return Result(reply.result.document(), reply.text, list(reply.notes),
+                          list(reply.files), kind, reply.result.paths)
         return Result(None, reply.text, list(reply.notes), list(reply.files), kind)
 
     def profile(self, view: str, options: OptionsLike = None, *, text: bool = False,

@@ -22,7 +22,9 @@ from .errors import (EXIT_INTERNAL, OptionError, UsageError, UserError, internal
                      print_debug_traceback)
 from .help import GUIDE, inputs_text
 from .load import Inputs, split_paths
+from .load.progress import Fanout, Progress
 from .options import OPTION_SPECS, Options, check_profile_name, from_mapping
+from .progress_bar import terminal_progress
 from .version import __version__
 
 PROG = "tfprof"
@@ -30,23 +32,31 @@ PROG = "tfprof"
 BASE_NAME = "base"
 
 
+_DESCRIPTION = ("Profile analysis shell for TensorFlow, JAX and PyTorch "
+                "profiles (a pure-Python tfprof).\n\n"
+                "With a COMMAND it runs that command and exits; without one it "
+                "opens the tfprof> shell\n(type help there). "
+                "tfprof record [OPTIONS] -- PROGRAM records a TensorFlow program\n"
+                "(tfprof record --help). tfprof capture HOST:PORT profiles a running job\n"
+                "and tfprof top HOST:PORT shows it live (tfprof capture --help).\n\n"
+                "What it reads:\n")
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line, exit 2, no usage dump
         raise UsageError(message)
+
+    def format_help(self) -> str:
+        # The inputs table is made only for --help (its table code costs every start-up).
+        self.description = _DESCRIPTION + inputs_text()
+        return super().format_help()
 
 
 def build_parser() -> argparse.ArgumentParser:
     """Input flags, then one flag per row of the options table."""
     p = _Parser(prog=PROG, add_help=False, allow_abbrev=False,
                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                description="Profile analysis shell for TensorFlow, JAX and PyTorch "
-                            "profiles (a pure-Python tfprof).\n\n"
-                            "With a COMMAND it runs that command and exits; without one it "
-                            "opens the tfprof> shell\n(type help there). "
-                            "tfprof record [OPTIONS] -- PROGRAM records a TensorFlow program\n"
-                            "(tfprof record --help). tfprof capture HOST:PORT profiles a running job\n"
-                            "and tfprof top HOST:PORT shows it live (tfprof capture --help).\n\n"
-                            "What it reads:\n" + inputs_text(),
+                description=_DESCRIPTION,
                 epilog=GUIDE,
                 usage="%(prog)s --profile_path=FILE [COMMAND [-option value ...]]")
     io = p.add_argument_group("inputs")
@@ -209,7 +219,9 @@ def _run(argv: list[str], stdin: TextIO, stdout: TextIO, stderr: TextIO, exits: 
         if words[:1] == ["ui"]:  # `tfprof INPUTS ui`: the same as `tfprof ui INPUTS`
             at = len(argv) - len(words)
             return _ui(argv[:at] + argv[at + 1:], stdout, stderr)
-        session = open_session(inv, stderr)
+        progress = terminal_progress(stderr)
+        session = open_session(inv, stderr, progress)
+        session.load_progress = progress
         if words:
             return _one_shot(session, words, stdout, stderr)
         gc.freeze()
@@ -229,16 +241,10 @@ def _run(argv: list[str], stdin: TextIO, stdout: TextIO, stderr: TextIO, exits: 
             gc.enable()
 
 
-def open_session(inv: Invocation, stderr: TextIO):
-    """Load every profile the command line names into a new Session.
-
-    Loader notes go to stderr, prefixed by the profile's name when there are
-    several. The starting -base and -profiles must name loaded profiles.
-    """
+def plan_jobs(inv: Invocation) -> tuple[list, list[str]]:
+    """The profiles the command line names (load.jobs.Job each) and notes on how they
+    were found; UsageError for a --base_profile_path of several jobs or two same names."""
     from .load.jobs import jobs_of
-    from .load.parallel import load_many
-    from .plan import select_profiles
-    from .session import Session
 
     jobs, notes = [], []
     if not inv.inputs.is_empty():
@@ -263,24 +269,36 @@ def open_session(inv: Invocation, stderr: TextIO):
             raise UsageError("two profiles are named %s: name them with --profile NAME=PATH"
                              % job.name)
         seen.add(job.name)
-    loaded = load_many([(j.name, j.inputs) for j in jobs], inv.ns.jobs, inv.ns.dask_scheduler)
-    for note in notes:
+    return jobs, notes
+
+
+def open_session(inv: Invocation, stderr: TextIO, progress: Optional[Progress] = None):
+    """Load every profile the command line names into a new Session.
+
+    Loader notes go to stderr, prefixed by the profile's name when there are
+    several; ``progress`` hears how far loading got. The starting -base and
+    -profiles must name loaded profiles.
+    """
+    from .plan import select_profiles
+    from .session import Session
+
+    jobs, notes = plan_jobs(inv)
+    session, load_notes = Session.open(jobs, inv.options, inv.ns.jobs, inv.ns.dask_scheduler,
+                                       progress)
+    for note in notes + load_notes:
         stderr.write("tfprof: %s\n" % note)
-    first = loaded[0]
-    session = Session(first.model, inv.options, first.name, workers=inv.ns.jobs,
-                      scheduler=inv.ns.dask_scheduler)
-    for job in loaded[1:]:
-        session.add(job.name, job.model)
-    for job in loaded:
-        prefix = "%s: " % job.name if len(loaded) > 1 else ""
-        for note in job.notes:
-            stderr.write("tfprof: %s%s\n" % (prefix, note))
     if inv.options.base and inv.options.base not in session.profiles:
         raise OptionError("-base %s: no such profile; loaded: %s"
                           % (inv.options.base, ", ".join(session.profiles)))
     if inv.options.profiles:
         select_profiles({n: v.model for n, v in session.profiles.items()}, inv.options.profiles)
     return session
+
+
+def check_inputs(inv: Invocation) -> None:
+    """Raise the loader's error for an input file that does not exist, before any load."""
+    from .load.jobs import check_found
+    check_found(plan_jobs(inv)[0])
 
 
 def _ui(argv: list[str], stdout: TextIO, stderr: TextIO) -> int:
@@ -299,7 +317,10 @@ def _ui(argv: list[str], stdout: TextIO, stderr: TextIO) -> int:
             raise UsageError("ui: no input: give --profile_path=FILE (see tfprof ui --help)")
         from .ui import require_server
         require_server()
-        return launch.serve(open_session(inv, stderr), flags, stdout, stderr)
+        check_inputs(inv)
+        progress = terminal_progress(stderr)
+        return launch.serve(lambda page: open_session(inv, stderr, Fanout(progress, page)),
+                            flags, stdout, stderr)
     except UserError as exc:
         stderr.write("tfprof: %s\n" % exc.message)
         return exc.exit_code

@@ -53,10 +53,38 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
             "-device NAME one device, -profiles all a ranks x steps table with the "
             "slowest rank of each step, -base NAME compares each category. '--' marks "
             "what the profile's format does not record. See docs/steps.md."),
+    Command("collectives", "collectives", "Collective calls matched across ranks: each "
+            "one's arrival skew, last rank and waits; each step's straggler and what "
+            "delayed it.",
+            "Runs over every loaded profile (-profiles chooses some): the ranks of one "
+            "job, e.g. a folder of PyTorch rank traces. Calls match by (process group, "
+            "Seq), else by their order in each group, else by their order in each step; "
+            "op and size must agree. The straggler of a step is the rank with the largest "
+            "own lateness; its cause is the region it spent more wall time in than the "
+            "other ranks before arriving. -step N shows one step; -output json or "
+            "timeline. See docs/collectives.md."),
     Command("kernels", "kernels", "One row per device kernel name: count, total, mean, "
             "min, max and share of device time.",
             "Memory copies and sets are rows too. -step N counts one step, -device NAME "
             "one device; -show_name_regexes and -hide_name_regexes choose names."),
+    Command("critpath", "critpath", "What bounds each step: its critical path through the "
+            "dependency graph of host ops, launches, kernels and syncs.",
+            "HTA's definition by default (Holistic Trace Analysis, at the trace's ns "
+            "precision); one path per step (-step N: one), or per instance of -region REGEX. "
+            "Shows each path's length, what bounds it (cpu_bound, gpu_compute_bound, ...) and "
+            "where its time goes; -host_gaps weighs host time between ops, -whatif "
+            "'REGEX=FACTOR' finds the path if that work took FACTOR times as long, -base NAME "
+            "compares with another profile. TF2/JAX GPU profiles give an approximate path, "
+            "TensorFlow 1 graphs the longest dataflow chain. See docs/critpath.md."),
+    Command("memory", "memory", "Memory over time per device: the peak, what is alive at "
+            "it, growth over the steps.",
+            "A sparkline of each device's level with the step starts; the peak (when first "
+            "reached, how often, in which step; reserved, fragmentation and capacity where "
+            "the format records them); the blocks alive at the peak, matched over the whole "
+            "profile and grouped by -by op|scope|code|shape|region|category; each step's "
+            "highest and final level, the growth per step and the leak suspects. -step N "
+            "looks at step N's peak, -device NAME at one device; -base NAME compares the "
+            "peaks and live sets, -profiles ranks several profiles. See docs/memory.md."),
     Command("advise", "advise", "Run the advisor's checkers and print their advice.",
             "Checkers: AcceleratorUtilizationChecker, OperationChecker, "
             "ExpensiveOperationChecker. The original's JobChecker has no open-source "

@@ -27,7 +27,7 @@ from .errors import OptionError
 from .option_builder import TRAINABLE_VARIABLES, ProfileOptionBuilder
 from .option_dicts import options_from_dict
 from .profiler import ALL_ADVICE, Profiler, report_banner, show_advice, show_view
-from .record.context import ProfileContext
+from .profile_context import ProfileContext
 
 __all__ = ["ALL_ADVICE", "TRAINABLE_VARIABLES", "ProfileContext", "ProfileOptionBuilder",
            "Profiler", "advise", "options_from_dict", "profile", "report_banner"]

@@ -8,6 +8,7 @@ iteratively everywhere.
 
 from __future__ import annotations
 
+import contextvars
 import sys
 import threading
 from typing import Any, Callable, TypeVar
@@ -33,7 +34,9 @@ def call_deep(fn: Callable[..., T], *args: Any) -> T:
     sys.setrecursionlimit(max(old_limit, _RECURSION))
     try:
         threading.stack_size(_STACK_BYTES)
-        worker = threading.Thread(target=target, name="tfprof-view", daemon=True)
+        # The caller's context goes along (e.g. where a load the view starts reports).
+        worker = threading.Thread(target=contextvars.copy_context().run, args=(target,),
+                                  name="tfprof-view", daemon=True)
         worker.start()
     finally:
         threading.stack_size(old_size)

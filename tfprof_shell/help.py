@@ -212,6 +212,13 @@ def _value_rule(spec: OptionSpec) -> str:
     if kind == options.OPTIONAL_STEP:
         return ("Value: an integer (64-bit), -1 to average over each node's steps, or same "
                 "for the step -step chose.")
+    if kind == options.REGEX:
+        return ("Value: one RE2 regular expression matching a whole name (quotes around it "
+                "are dropped), or none.")
+    if kind == options.WHATIF:
+        return ("Value: REGEX=FACTOR, cat:REGEX=FACTOR or bound:REGEX=FACTOR (FACTOR a "
+                "number, 0 or more: 0.5 halves the time); several: repeat the option or "
+                "separate rules with ';'; none clears them.")
     raise AssertionError(kind)
 
 

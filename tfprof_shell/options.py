@@ -36,14 +36,33 @@ PROFILE_LIST = "profile_list"
 DEVICE = "device"
 #: A step, or nothing (stored as None): "the same as -step".
 OPTIONAL_STEP = "optional_step"
+#: One RE2 regular expression, or nothing (stored as "").
+REGEX = "regex"
+#: `critpath -whatif` rules, REGEX=FACTOR; repeatable, or separated by ';' (stored as a tuple).
+WHATIF = "whatif"
 
 VIEW_COMMANDS = ("scope", "graph", "op", "code")
 #: Commands that read the profile's time intervals (steps breakdown, kernel table).
 INTERVAL_COMMANDS = ("steps", "kernels")
+#: The critical-path command.
+CRITPATH = "critpath"
+#: The command that aligns the collective calls of several profiles (ranks).
+COLLECTIVES_COMMAND = "collectives"
 #: Commands that take the options of comparing and combining profiles.
 MULTI_COMMANDS = VIEW_COMMANDS + ("set",)
-#: ... and the steps command, which compares and combines its own way.
-STEPS_MULTI_COMMANDS = MULTI_COMMANDS + ("steps",)
+#: ... and the steps and memory commands, which compare and combine their own way.
+STEPS_MULTI_COMMANDS = MULTI_COMMANDS + ("steps", "memory")
+#: What `memory -by` groups the blocks alive at the peak by, with what each means.
+MEMORY_KEYS = {
+    "op": "The op type that allocated (a JAX program where events name no op).",
+    "scope": "The node that allocated: its name scope path.",
+    "code": "The innermost line of the program's own code on the allocating stack.",
+    "shape": "The tensor shape and type (the block's size where none is recorded).",
+    "region": "The allocation's region as the format names it (TensorFlow: output, "
+              "temp, persist...).",
+    "category": "How long the block lived: freed within its step, freed in a later "
+                "step, or not freed while profiled.",
+}
 #: How -profiles combines each node's values, with what each means.
 AGGREGATES = {
     "sum": "Add the profiles' values (a profile without the node adds nothing).",
@@ -81,6 +100,8 @@ class OptionSpec:
     choice_help: Optional[Mapping[str, str]] = None
     #: command -> what the option does for that command, where ``help`` would mislead.
     command_help: Optional[Mapping[str, str]] = None
+    #: Given again on one line, its values add up (-whatif a=1 -whatif b=2).
+    repeatable: bool = False
     name: str = ""
 
     def help_for(self, command: str) -> str:
@@ -121,7 +142,10 @@ class Options:
     """The options of one command. Immutable: parsing returns a new copy."""
 
     max_depth: int = _opt(10, INT32, "Show nodes at most N levels deep (the root is level 1).", "N")
-    min_bytes: int = _min("total requested bytes")
+    min_bytes: int = _opt(0, INT64, "Hide nodes whose total requested bytes is below N.", "N",
+                          commands=OPTION_COMMANDS + ("memory",), command_help={
+                              "memory": "Hide keys of the live set holding fewer than N "
+                                        "bytes at the peak."})
     min_peak_bytes: int = _min("total peak bytes")
     min_residual_bytes: int = _min("total residual bytes")
     min_output_bytes: int = _min("total output bytes")
@@ -132,9 +156,17 @@ class Options:
     min_float_ops: int = _min("number of float operations")
     min_occurrence: int = _min("run count (op view: number of graph nodes)")
     step: int = _opt(-1, INT64, "Show statistics of step N; -1 averages over each node's steps.", "N",
-                     commands=OPTION_COMMANDS + INTERVAL_COMMANDS, command_help={
+                     commands=OPTION_COMMANDS + INTERVAL_COMMANDS
+                     + (CRITPATH, COLLECTIVES_COMMAND, "memory"),
+                     command_help={
+                         "collectives": "Show only the collectives and straggler of step N; "
+                                        "-1 shows every step.",
                          "steps": "Show only step N; -1 shows every step and their average.",
+                         "memory": "The peak of step N and what is alive at it; -1: the "
+                                   "peak of the whole profile.",
                          "kernels": "Count only the kernels of step N; -1 counts every step.",
+                         CRITPATH: "The path of step N (its ProfilerStep#N or step marker); "
+                                   "-1: every step's.",
                          "advise": "Accepted and ignored, as by the original: advise reads "
                                    "every step."})
     order_by: str = _opt("name", CHOICE, "Sort each node's children by this key.",
@@ -161,19 +193,33 @@ class Options:
     output: Output = _opt(
         Output(), OUTPUT, "Where the result goes: TYPE[:outfile=PATH,...].",
         "TYPE[:KEY=VALUE,...]", choices=lambda: tuple(OUTPUT_KINDS),
-        commands=OPTION_COMMANDS + INTERVAL_COMMANDS, command_help={
+        commands=OPTION_COMMANDS + INTERVAL_COMMANDS + (CRITPATH, COLLECTIVES_COMMAND,
+                                                        "memory"),
+        command_help={
             "steps": "Where the result goes: stdout, file, json or none, or timeline (the "
                      "steps' categories as tracks beside the trace).",
-            "kernels": "Where the result goes: stdout, file, json or none."})
+            "kernels": "Where the result goes: stdout, file, json or none.",
+            "collectives": "Where the result goes: stdout, file, json or none, or timeline "
+                           "(the ranks on one time axis, each instance's arrivals linked).",
+            CRITPATH: "Where the result goes: stdout, file, json or none, or timeline (the "
+                      "windows' events with the path marked args.critical and flow arrows "
+                      "along its edges).",
+            "memory": "Where the result goes: stdout, file, json or none; timeline (the "
+                      "level as counter tracks beside the steps) or pprof (the blocks "
+                      "alive at the peak by call stack)."})
     checkers: tuple[str, ...] = _opt(
         (), NAME_LIST, "Advisor checkers to run, comma separated (default: all).",
         "NAME[,NAME...]", choices=lambda: CHECKER_NAMES,
         commands=("advise",), in_dump=False)
     base: str = _opt(
         "", PROFILE, "Compare the view with this loaded profile (none: no comparison).",
-        "NAME|none", commands=STEPS_MULTI_COMMANDS, in_dump=False, flag=True, command_help={
+        "NAME|none", commands=STEPS_MULTI_COMMANDS + (CRITPATH,), in_dump=False, flag=True,
+        command_help={
             "steps": "Compare each category's per-step average with this loaded profile's "
-                     "(none: no comparison)."})
+                     "(none: no comparison).",
+            CRITPATH: "Compare each window's path (length, bounds, the events' time on it) "
+                      "with the same window's path in this loaded profile (none: no "
+                      "comparison)."})
     base_step: Optional[int] = _opt(
         None, OPTIONAL_STEP, "The -base profile's step (same: the same as -step).", "N|same",
         commands=MULTI_COMMANDS, in_dump=False, flag=True)
@@ -185,21 +231,43 @@ class Options:
         (), PROFILE_LIST, "Run the view over these loaded profiles and combine them "
         "(names or regexes, comma separated, or all; none: only the current one).",
         "NAME[,NAME...]|all|none",
-        commands=STEPS_MULTI_COMMANDS, in_dump=False, flag=True, command_help={
-            "steps": "Show these loaded profiles as a ranks x steps table with the slowest "
+        commands=STEPS_MULTI_COMMANDS + (COLLECTIVES_COMMAND,), in_dump=False, flag=True,
+        command_help={
+            "steps": "Show these loaded profiles as a ranks x steps table with the straggler "
                      "of each step (names or regexes, comma separated, or all; none: only "
-                     "the current one)."})
+                     "the current one).",
+            "collectives": "Align the collectives of these loaded profiles (names or "
+                           "regexes, comma separated, or all; none or not given: every "
+                           "loaded profile)."})
     aggregate: str = _opt(
         "sum", CHOICE, "How -profiles combines each node's values.", "sum|mean|max|min",
         choices=lambda: tuple(AGGREGATES), choice_help=AGGREGATES,
         commands=MULTI_COMMANDS, in_dump=False, flag=True)
     device: str = _opt(
         "", DEVICE, "Show only this device (a name the steps table shows, e.g. gpu:0 or "
-        "mtia:0, or /device:GPU:0; all: every device).", "NAME|all", commands=INTERVAL_COMMANDS + ("set",),
+        "mtia:0, or /device:GPU:0; all: every device).", "NAME|all",
+        commands=INTERVAL_COMMANDS + ("memory", "set"),
         in_dump=False)
     by_profile: bool = _opt(
         False, BOOL, "With -profiles: show each profile's values beside the combined one.",
         "[true|false]", commands=MULTI_COMMANDS, in_dump=False, flag=True)
+    by: str = _opt(
+        "op", CHOICE, "What memory groups the blocks alive at the peak by.",
+        "|".join(MEMORY_KEYS), choices=lambda: tuple(MEMORY_KEYS), choice_help=MEMORY_KEYS,
+        commands=("memory", "set"), in_dump=False)
+    region: str = _opt(
+        "", REGEX, "Find a path in every instance of the annotations (or ops) this names "
+        "instead of in each step, numbered in order (none: the steps).", "REGEX|none",
+        commands=(CRITPATH, "set"), in_dump=False)
+    host_gaps: bool = _opt(
+        False, BOOL, "Weigh the host time between a thread's top-level ops (HTA counts it as "
+        "nothing).", "[true|false]", commands=(CRITPATH, "set"), in_dump=False)
+    whatif: tuple[str, ...] = _opt(
+        (), WHATIF, "Scale the time of matching work by FACTOR and find the new path and "
+        "the estimated window time: a name regex, cat:REGEX (the trace's category) or "
+        "bound:REGEX (a bound category); repeat it, or separate rules with ';' (none: "
+        "no what-if).", "REGEX=FACTOR", commands=(CRITPATH, "set"), in_dump=False,
+        repeatable=True)
 
     def replace(self, **changes: Any) -> "Options":
         """A copy with some fields changed (values are not re-validated)."""
@@ -290,6 +358,19 @@ def parse_value(spec: OptionSpec, text: str) -> Any:
             raise OptionError("%s takes a device name such as gpu:0, got '%s'"
                               % (spec.repl_name, text))
         return "" if name == "all" else name
+    if kind == REGEX:
+        pattern = strip_quotes(text)
+        if pattern == "none":
+            return ""
+        regex.check(pattern, spec.name)
+        return pattern
+    if kind == WHATIF:
+        rules = [r for r in strip_quotes(text).split(";") if r]
+        if rules == ["none"]:
+            return ()
+        for rule in rules:
+            check_whatif(rule, spec.repl_name)
+        return tuple(rules)
     if kind == OPTIONAL_STEP:
         if text == "same":
             return None
@@ -320,7 +401,29 @@ def format_value(spec: OptionSpec, value: Any) -> str:
         return value or "all"
     if kind == OPTIONAL_STEP:
         return "same" if value is None else "%d" % value
+    if kind == WHATIF:
+        return ";".join(value) or "none"
+    if kind == REGEX:
+        return value or "none"
     return str(value)
+
+
+def check_whatif(rule: str, what: str = "-whatif") -> None:
+    """OptionError unless ``rule`` is REGEX=FACTOR (FACTOR a number >= 0, REGEX valid RE2,
+    optionally after cat: or bound:)."""
+    pattern, sep, number = rule.rpartition("=")
+    if not sep or not pattern:
+        raise OptionError("%s takes REGEX=FACTOR (e.g. 'aten::mm=0.5' or 'cat:kernel=0.5'), "
+                          "got '%s'" % (what, rule))
+    try:
+        factor = float(number)
+    except ValueError:
+        factor = -1.0
+    if not 0 <= factor < float("inf"):
+        raise OptionError("%s %s: the factor must be a number, 0 or more (0.5: twice as "
+                          "fast), got '%s'" % (what, rule, number))
+    prefix, colon, rest = pattern.partition(":")
+    regex.check(rest if colon and prefix in ("cat", "bound") else pattern, what.lstrip("-"))
 
 
 _PROFILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*\Z")
@@ -385,7 +488,10 @@ def parse_tokens(tokens: Sequence[str], base: Options, command: str) -> Options:
             continue
         if i + 1 >= n:
             raise OptionError("%s needs a value (%s)" % (spec.repl_name, spec.hint))
-        changes[spec.name] = parse_value(spec, tokens[i + 1])
+        value = parse_value(spec, tokens[i + 1])
+        if spec.repeatable and spec.name in changes:
+            value = changes[spec.name] + value
+        changes[spec.name] = value
         i += 2
     return dataclasses.replace(base, **changes) if changes else base
 

@@ -23,8 +23,9 @@ from .combine.rows import ROOT_KEY, side_rows
 from .errors import OptionError, RequestError, UsageError
 from .help import help_text
 from .load import Inputs
-from .load.jobs import jobs_of
-from .load.parallel import load_many
+from .load.jobs import Job, jobs_of
+from .load.parallel import LoadedJob, load_many
+from .load.progress import Progress, reporting
 from .model import Model
 from .options import DEFAULTS, Options, check_profile_name, format_dump
 from .plan import MultiPlan, full_options, plan_multi, plan_view, select_profiles
@@ -33,6 +34,9 @@ from .render.base import Reply
 from .render.multi import render_multi
 from .render.profiles import ProfileRow, render_profiles
 from .render.sinks import deliver
+from .render.critpath_run import run_critpath
+from .render.collectives import run_collectives
+from .render.memory_run import run_memory
 from .render.steps_run import run_kernels, run_steps
 from .views.base import ViewResult
 from .views.cache import ProfileViews, without_gc
@@ -78,6 +82,12 @@ class Session:
             "steps": lambda r: deliver(without_gc(run_steps, self._models(), self.current,
                                                   r.options)),
             "kernels": lambda r: deliver(without_gc(run_kernels, self.model, r.options)),
+            "critpath": lambda r: deliver(without_gc(run_critpath, self._models(),
+                                                     self.current, r.options)),
+            "collectives": lambda r: deliver(without_gc(run_collectives, self._models(),
+                                                        r.options)),
+            "memory": lambda r: deliver(without_gc(run_memory, self._models(), self.current,
+                                                   r.options)),
             "set": self._set,
             "help": lambda r: Reply(text=help_text(r.args)),
             "quit": lambda r: Reply(quit=True),
@@ -90,6 +100,26 @@ class Session:
         }
         #: Where long commands (capture) report progress; None: silently.
         self.progress: Optional[Callable[[str], None]] = None
+        #: Where `load` and `capture` report how far loading got; None: silently.
+        self.load_progress: Optional[Progress] = None
+
+    @classmethod
+    def open(cls, jobs: Sequence[Job], options: Options = DEFAULTS, workers: int = 0,
+             scheduler: Optional[str] = None,
+             progress: Optional[Progress] = None) -> tuple["Session", list[str]]:
+        """A session of every job loaded (the first one current), and the loaders' notes.
+
+        Notes are prefixed with their profile's name when there are several;
+        ``workers``, ``scheduler`` and ``progress`` as for load.parallel.load_many.
+        """
+        if not jobs:
+            raise UsageError("no input: give --profile_path=FILE or --graph_path=FILE")
+        loaded = load_many([(j.name, j.inputs) for j in jobs], workers, scheduler, progress)
+        first = loaded[0]
+        session = cls(first.model, options, first.name, workers=workers, scheduler=scheduler)
+        for job in loaded[1:]:
+            session.add(job.name, job.model)
+        return session, _job_notes(loaded, named=len(loaded) > 1)
 
     # -- profiles --------------------------------------------------------------
 
@@ -131,13 +161,14 @@ class Session:
                               % taken[0])
         for job in jobs:
             check_profile_name(job.name, "load")
-        loaded = load_many([(j.name, j.inputs) for j in jobs], self.workers, self.scheduler)
+        loaded = load_many([(j.name, j.inputs) for j in jobs], self.workers, self.scheduler,
+                           self.load_progress)
         for job in loaded:
             self.profiles[job.name] = ProfileViews(job.model)
-            notes += ["%s: %s" % (job.name, note) for note in job.notes]
+        notes += _job_notes(loaded, named=True)
         names = ", ".join(j.name for j in loaded)
         notes.append("loaded %s; 'use NAME' makes one current" % names)
-        return Reply(notes=notes)
+        return Reply(notes=[said(note) for note in notes])
 
     def capture(self, name: str, args: Sequence[str]) -> Reply:
         """`capture NAME ADDRESS [flags]`: capture from a running job, load it as NAME."""
@@ -156,7 +187,7 @@ class Session:
         reply = self.load(name, done.run_dir)
         written = ["captured %s into %s" % (", ".join(f.target.given for f in done.files),
                                             done.run_dir)]
-        reply.notes[:0] = done.notes + written
+        reply.notes[:0] = [said(note) for note in done.notes + written]
         return reply
 
     def unload(self, name: str) -> Reply:
@@ -206,13 +237,24 @@ class Session:
         the command's own.
         """
         request = commands.parse_words(words, self.options)
-        reply = self._handlers[request.command.kind](request)
-        for name, views in self.profiles.items():
-            later = views.model.take_notes()
-            if later:
-                prefix = "%s: " % name if len(self.profiles) > 1 else ""
-                reply.notes.extend(prefix + note for note in later)
+        # A profile read again in full by the command says how far it got there too.
+        with reporting(self.load_progress):
+            try:
+                reply = self._handlers[request.command.kind](request)
+            finally:
+                if self.load_progress is not None:
+                    self.load_progress.end()
+        reply.notes.extend(self.later_notes())
         return reply
+
+    def later_notes(self) -> list[str]:
+        """What the profiles noted since the last call (one was read again), as
+        ``tfprof:`` lines, each prefixed with its profile's name when several are loaded."""
+        notes = []
+        for name, views in self.profiles.items():
+            prefix = "%s: " % name if len(self.profiles) > 1 else ""
+            notes += [said(prefix + note) for note in views.model.take_notes()]
+        return notes
 
     def run_view(self, view: str, opts: Options) -> Reply:
         """Plan, build, render and deliver one view command."""
@@ -281,3 +323,14 @@ class Session:
             select_profiles({n: v.model for n, v in self.profiles.items()}, opts.profiles)
         self.options = opts
         return Reply()
+
+
+def said(note: str) -> str:
+    """A note of this tool's own, as its stderr lines read (``tfprof: NOTE``)."""
+    return "tfprof: " + note
+
+
+def _job_notes(loaded: Sequence[LoadedJob], named: bool) -> list[str]:
+    """The loaders' notes of each job, prefixed with its name when ``named``."""
+    return ["%s%s" % ("%s: " % job.name if named else "", note)
+            for job in loaded for note in job.notes]

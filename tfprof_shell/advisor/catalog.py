@@ -13,6 +13,8 @@ COMMUNICATION = "CommunicationChecker"
 COPIES = "CopiesChecker"
 SYNC_STALL = "SyncStallChecker"
 STRAGGLER = "StragglerChecker"
+CRITICAL_PATH = "CriticalPathChecker"
+MEMORY = "MemoryChecker"
 
 #: Checker name -> one sentence of help, in display order.
 CHECKER_HELP: dict[str, str] = {
@@ -28,8 +30,14 @@ CHECKER_HELP: dict[str, str] = {
                    "compute poorly.",
     COPIES: "Host-to-device copies in every step (the batch: pinned memory, prefetch).",
     SYNC_STALL: "Host synchronisation waits inside the step (device syncs, .item()).",
-    STRAGGLER: "With several profiles loaded (ranks of a job): the one slowest in most "
-               "steps, and what it waited on.",
+    STRAGGLER: "With several profiles loaded (ranks of a job): the rank the others wait "
+               "for (by arrival at the collectives where traced, else by step wall) and "
+               "why.",
+    CRITICAL_PATH: "What bounds the steps: the category most of their critical paths "
+                   "spend time in (host work, kernels, launches ...), and the work in it.",
+    MEMORY: "Memory: a peak near capacity, fragmentation, reserved far above allocated, "
+            "growth over the steps with its suspects, one allocation dominating the peak, "
+            "and what the format does not record.",
 }
 #: The original engine's checkers: the only ones `advise` runs by default on the
 #: inputs the engine reads (ProfileProto, graph + run metadata), as it does.

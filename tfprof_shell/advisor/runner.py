@@ -9,14 +9,15 @@ from __future__ import annotations
 
 from .advice import Advice
 from .catalog import CHECKER_NAMES, ENGINE_CHECKERS
-from .checkers import (ACCELERATOR_UTILIZATION, COMMUNICATION, COPIES, EXPENSIVE_OPERATION,
-                       INPUT_BOUND, OPERATION, STARVED_DEVICE, STRAGGLER, SYNC_STALL)
+from .checkers import (ACCELERATOR_UTILIZATION, COMMUNICATION, COPIES, CRITICAL_PATH,
+                       EXPENSIVE_OPERATION, INPUT_BOUND, MEMORY, OPERATION, STARVED_DEVICE,
+                       STRAGGLER, SYNC_STALL)
 from .checkers.base import Checker, Findings, Subject
 
 #: Checker name -> checker, in catalog (display and run) order.
 CHECKERS: dict[str, Checker] = {c.name: c for c in sorted(
     (ACCELERATOR_UTILIZATION, OPERATION, EXPENSIVE_OPERATION, INPUT_BOUND, STARVED_DEVICE,
-     COMMUNICATION, COPIES, SYNC_STALL, STRAGGLER),
+     COMMUNICATION, COPIES, SYNC_STALL, STRAGGLER, CRITICAL_PATH, MEMORY),
     key=lambda c: CHECKER_NAMES.index(c.name))}
 #: Inputs the original engine reads: there `advise` alone runs only its checkers,
 #: so the output stays the engine's.

@@ -16,12 +16,15 @@ from ..model import stats as S
 from ..options import Options
 
 _SELF_IN_TREE = (S.PARAMS, S.FLOPS, S.RUN_COUNT)
+_MEMORY = (S.REQUESTED, S.PEAK, S.RESIDUAL, S.OUTPUT)
 
 
 class Filter:
     """ShouldShow and ShouldTrim for one command, with regexes compiled once."""
 
-    def __init__(self, opts: Options, view: str) -> None:
+    def __init__(self, opts: Options, view: str, signed_memory: bool = False) -> None:
+        """``signed_memory``: bytes may be below 0 (see Model.signed_memory), so the
+        memory bounds apply only above 0."""
         self.max_depth = opts.max_depth
         self.view = view
         self._show = regex.any_matcher(opts.show_name_regexes)
@@ -35,6 +38,8 @@ class Filter:
         self_bounds = []
         for option, stat in metrics.MIN_FILTERS.items():
             bound = getattr(opts, option)
+            if signed_memory and bound <= 0 and stat in _MEMORY:
+                continue
             if view in ("scope", "graph") and stat in _SELF_IN_TREE:
                 self_bounds.append((stat, bound))
             elif stat == S.RUN_COUNT:

@@ -20,9 +20,12 @@ def load_model(inputs: Inputs) -> Model:
         model = load_graph_route(inputs.graph_path, inputs.run_meta_paths,
                                  inputs.op_log_path, inputs.step_ids)
         if inputs.run_meta_paths:
+            from .memory_tf1 import RunMetaMemory
             from .runmeta_intervals import RunMetaIntervals
             model.set_interval_source(RunMetaIntervals(inputs.run_meta_paths,
                                                        inputs.step_ids or None))
+            model.set_memory_source(RunMetaMemory(inputs.run_meta_paths,
+                                                  inputs.step_ids or None))
     else:
         raise UsageError("no input: give --profile_path=FILE or --graph_path=FILE")
     if inputs.checkpoint_path:
@@ -52,7 +55,7 @@ def _timelines_note(files: int, steps: list[int]) -> str:
 def _load_profile_path(inputs: Inputs) -> Model:
     """--profile_path: a ProfileProto, TF2 .xplane.pb files, Chrome-trace timelines, or
     a ``tfprof record`` folder (its first process's profile)."""
-    from .detect import CHROME_TRACE, XPLANE, resolve
+    from .detect import CHROME_TRACE, PPROF, SNAPSHOT, XPLANE, resolve
     from .record_dir import open_recording
 
     recorded = open_recording(inputs)
@@ -78,6 +81,12 @@ def _load_profile_path(inputs: Inputs) -> Model:
     if found.kind == XPLANE:
         from .xplane import load_xplane
         return load_xplane(found.paths, found.note)
+    if found.kind == PPROF:
+        from .memory_pprof import load_pprof
+        return load_pprof(found.paths, found.note)
+    if found.kind == SNAPSHOT:
+        from .memory_snapshot import load_snapshot
+        return load_snapshot(found.paths, found.note)
     from ..errors import LoadError
     from .profile import load_profile
     try:

@@ -15,10 +15,16 @@ from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from ..errors import LoadError, UsageError
+from .memory_pprof import is_pprof_name, looks_like_pprof
+from .memory_snapshot import is_snapshot_name
 
 PROFILE = "profile"
 XPLANE = "xplane"
 CHROME_TRACE = "chrome_trace"
+#: JAX device memory profiles (pprof).
+PPROF = "pprof"
+#: PyTorch memory snapshots (pickles, read as plain data only).
+SNAPSHOT = "snapshot"
 
 XPLANE_SUFFIXES = (".xplane.pb", ".xplane.pb.gz")
 RIEGELI_SUFFIXES = (".xplane.riegeli", ".riegeli")
@@ -55,6 +61,10 @@ def kind_of_file(path: str) -> str:
         return XPLANE
     if low.endswith(JSON_SUFFIXES):
         return CHROME_TRACE
+    if is_pprof_name(low):
+        return PPROF
+    if is_snapshot_name(low):
+        return SNAPSHOT
     try:
         with open(path, "rb") as fh:
             head = fh.read(64)
@@ -62,9 +72,20 @@ def kind_of_file(path: str) -> str:
         return PROFILE  # the ProfileProto loader words the error
     if head[:2] == b"\x1f\x8b":
         head = _gunzip_head(path)
+        if head.lstrip()[:1] not in (b"{", b"[") and _is_pprof(path):
+            return PPROF
     if head.lstrip()[:1] in (b"{", b"["):
         return CHROME_TRACE
     return PROFILE  # the ProfileProto loader says what else the file looks like
+
+
+def _is_pprof(path: str) -> bool:
+    """Whether a gzipped file that is no JSON holds a pprof profile."""
+    try:
+        with open(path, "rb") as fh:
+            return looks_like_pprof(fh.read())
+    except OSError:
+        return False
 
 
 def _gunzip_head(path: str) -> bytes:
@@ -90,8 +111,13 @@ def resolve(profile_path: str, run: Optional[str] = None,
             return Resolved(CHROME_TRACE, tuple(items))
         if kinds == {XPLANE}:
             return Resolved(XPLANE, _pick_hosts(tuple(items), hosts))
+        if kinds == {PPROF}:
+            return Resolved(PPROF, tuple(items))
+        if kinds == {SNAPSHOT}:
+            return Resolved(SNAPSHOT, tuple(items))
         raise UsageError("--profile_path lists several files: give either Chrome-trace "
-                         ".json files (one per step) or .xplane.pb files (one per host)")
+                         ".json files (one per step), .xplane.pb files (one per host) or "
+                         "device memory profiles (.prof, one per step)")
     path = items[0] if items else profile_path
     if os.path.isdir(path):
         return _resolve_dir(path, run, hosts)
@@ -122,6 +148,12 @@ def _resolve_dir(path: str, run: Optional[str], hosts: Sequence[str]) -> Resolve
     runs = _runs_under(path)
     if runs:
         return _pick_run(path, runs, run, hosts)
+    profiles = _pprofs_in(path)
+    if profiles:
+        if run or hosts:
+            raise UsageError("--run and --host apply only to .xplane.pb profiles")
+        return Resolved(PPROF, tuple(profiles),
+                        "loaded %d device memory profiles as steps" % len(profiles))
     timelines = _timelines_in(path)
     if timelines:
         if run or hosts:
@@ -130,7 +162,8 @@ def _resolve_dir(path: str, run: Optional[str], hosts: Sequence[str]) -> Resolve
                         "loaded %d timeline files as steps 0..%d"
                         % (len(timelines), len(timelines) - 1))
     raise LoadError("--profile_path %s: a directory with no .xplane.pb files, no "
-                    "plugins/profile/<run>/ directories and no timeline .json files" % path)
+                    "plugins/profile/<run>/ directories, no timeline .json files and no "
+                    ".prof files" % path)
 
 
 def _runs_under(path: str) -> dict[str, str]:
@@ -189,6 +222,20 @@ def _pick_hosts(files: tuple[str, ...], hosts: Sequence[str]) -> tuple[str, ...]
         raise UsageError("--host %s: not in this run; hosts: %s"
                          % (",".join(missing), ", ".join(known)))
     return tuple(f for f, h in zip(files, known) if h in hosts)
+
+
+def _pprofs_in(path: str) -> list[str]:
+    """A directory's pprof files (``*.prof``), in step-number order."""
+    try:
+        names = [n for n in os.listdir(path) if is_pprof_name(n)]
+    except OSError:
+        return []
+
+    def step(name: str) -> tuple[int, str]:
+        m = _STEP_IN_NAME.search(name.split(".")[0])
+        return (int(m.group(1)) if m else -1, name)
+
+    return [os.path.join(path, n) for n in sorted(names, key=step)]
 
 
 def _is_timeline_name(low: str) -> bool:

@@ -150,12 +150,20 @@ def load_graph_route(graph_path: Optional[str], run_meta_paths: Sequence[str],
     run_metas = [read_run_metadata(p, "entry %d of %d" % (i + 1, count) if count > 1 else "",
                                    notes)
                  for i, p in enumerate(run_meta_paths)]
+    add_messages(model, graph, op_log,
+                 [(step, rm.step_stats) for step, rm in zip(step_ids or range(count), run_metas)])
+    return model
+
+
+def add_messages(model: Model, graph: Any, op_log: Any,
+                 steps: Sequence[tuple[int, Any]]) -> None:
+    """Add a GraphDef, an OpLogProto (or None) and (step, StepStats) pairs to ``model``
+    in the engine's order: the graph, the op log, the steps, the op log again."""
     id_to_string: dict[int, str] = {}
     add_graph(model, graph)
     if op_log is not None:
         add_op_log(model, op_log, id_to_string)
-    for step, rm in zip(step_ids or range(count), run_metas):
-        add_run_metadata(model, step, rm.step_stats)
+    for step, step_stats in steps:
+        add_run_metadata(model, step, step_stats)
     if op_log is not None:
         add_op_log(model, op_log, id_to_string)
-    return model

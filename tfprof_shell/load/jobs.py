@@ -19,10 +19,12 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, replace
-from typing import Optional
+from typing import Optional, Sequence
 
 from . import Inputs
+from ..errors import LoadError
 from .detect import XPLANE, host_name, resolve
+from .files import where
 from .record_dir import list_profiles
 
 #: File stems too generic to name a profile: the folder's name is used instead.
@@ -56,6 +58,24 @@ def jobs_of(inputs: Inputs, name: Optional[str] = None) -> tuple[list[Job], list
             named = [Job("%s.%s" % (name, j.name) if name else j.name, j.inputs) for j in jobs]
             return named, [note] if note else []
     return [Job(name or default_name(inputs), inputs)], []
+
+
+def check_found(jobs: Sequence[Job]) -> None:
+    """LoadError for the first input file of ``jobs`` that does not exist, worded as
+    loading it would say (``profile NAME:`` first when there are several jobs)."""
+    for job in jobs:
+        inputs = job.inputs
+        # (a checkpoint path is a prefix of files, not a file)
+        named = [("graph_path", inputs.graph_path), ("op_log_path", inputs.op_log_path)]
+        named += [("run_meta_path", p) for p in inputs.run_meta_paths]
+        path = inputs.profile_path
+        if path and not os.path.exists(path):
+            named += [("profile_path", p) for p in path.split(",") if p]
+        for flag, given in named:
+            if given and not os.path.exists(given):
+                message = "%s: no such file" % where(flag, given)
+                raise LoadError("profile %s: %s" % (job.name, message) if len(jobs) > 1
+                                else message)
 
 
 def default_name(inputs: Inputs) -> str:

@@ -11,20 +11,22 @@ read, come from loading the profile again here, once, when first asked.
 from __future__ import annotations
 
 import gc
-import multiprocessing
 import os
 import signal
 import traceback
 from dataclasses import dataclass, replace
 from functools import partial
-from multiprocessing.connection import Connection, wait
-from typing import Any, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 from .. import errors
 from ..errors import LoadError, UsageError, UserError
 from ..model import Model
 from ..model.summary import pack_model, unpack_model
 from . import Inputs, load_model
+from .progress import PROFILES, JobShare, Progress, reporting
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
 
 #: What :func:`load_summary` returns: (OK, summary bytes, 0, "") or
 #: (FAILED, message, exit status, UserError subclass name) or (BUG, traceback, 1, "").
@@ -49,7 +51,8 @@ class LoadedJob:
 
 
 def load_many(jobs: Sequence[tuple[str, Inputs]], workers: int = 0,
-              scheduler: Optional[str] = None) -> list[LoadedJob]:
+              scheduler: Optional[str] = None,
+              progress: Optional[Progress] = None) -> list[LoadedJob]:
     """Load every (name, inputs) job; the results in input order.
 
     ``workers`` processes at a time. One job, or one worker, loads here with
@@ -60,20 +63,59 @@ def load_many(jobs: Sequence[tuple[str, Inputs]], workers: int = 0,
     instead, whose workers must see the same files. A failing job raises its
     UserError, the message prefixed with ``profile NAME:`` when there are
     several jobs; the jobs still running are cancelled.
+    ``progress`` hears the bytes read of one job, the profiles done of several.
     """
     if workers < 0:
         raise ValueError("workers must be 0 (one per CPU) or more")
     jobs = list(jobs)
-    if scheduler:
-        return _load_on_dask(jobs, scheduler)
-    named = len(jobs) > 1
-    pooled = [i for i, (_, inputs) in enumerate(jobs) if workers or _pays_in_pool(inputs)]
-    workers = min(workers or os.cpu_count() or 1, len(pooled))
-    if workers <= 1:
-        return [_load_here(name, inputs, named) for name, inputs in jobs]
-    loaded = dict(zip(pooled, _load_in_processes([jobs[i] for i in pooled], workers)))
-    return [loaded[i] if i in loaded else _load_here(name, inputs, named)
-            for i, (name, inputs) in enumerate(jobs)]
+    if len(jobs) == 1 and not scheduler:
+        try:
+            with reporting(progress):
+                return [_load_here(jobs[0][0], jobs[0][1], False)]
+        finally:
+            if progress is not None:
+                progress.end()
+    counter = _Counter(progress, len(jobs))
+    try:
+        if scheduler:
+            return _load_on_dask(jobs, scheduler, counter)
+        pooled = [i for i, (_, inputs) in enumerate(jobs) if workers or _pays_in_pool(inputs)]
+        workers = min(workers or os.cpu_count() or 1, len(pooled))
+        if workers <= 1:
+            return [counter.here(name, inputs) for name, inputs in jobs]
+        loaded = dict(zip(pooled, _load_in_processes([jobs[i] for i in pooled], workers,
+                                                     counter)))
+        return [loaded[i] if i in loaded else counter.here(name, inputs)
+                for i, (name, inputs) in enumerate(jobs)]
+    finally:
+        counter.end()
+
+
+class _Counter:
+    """The profiles done of several, told to ``progress`` (each one loaded here by its bytes)."""
+
+    def __init__(self, progress: Optional[Progress], total: int) -> None:
+        self.progress = progress
+        self.done = 0
+        if progress is not None:
+            progress.begin("%d profiles" % total, total, PROFILES)
+
+    def here(self, name: str, inputs: Inputs) -> LoadedJob:
+        """Load one job in this process, its bytes counted as part of a profile."""
+        share = JobShare(self.progress, self.done) if self.progress is not None else None
+        with reporting(share):
+            job = _load_here(name, inputs, True)
+        self.one_more()
+        return job
+
+    def one_more(self) -> None:
+        self.done += 1
+        if self.progress is not None:
+            self.progress.update(self.done)
+
+    def end(self) -> None:
+        if self.progress is not None:
+            self.progress.end()
 
 
 def _pays_in_pool(inputs: Inputs) -> bool:
@@ -164,6 +206,7 @@ def _context() -> Any:
     10 to 30 ms (bench/bench_parallel.py measures both). Where there is no
     fork server (Windows), spawn.
     """
+    import multiprocessing  # here: one profile never needs a process (start-up time)
     if "forkserver" in multiprocessing.get_all_start_methods():
         ctx = multiprocessing.get_context("forkserver")
         ctx.set_forkserver_preload(PRELOAD)
@@ -191,8 +234,10 @@ def _child(conn: Connection, inputs: Inputs, cwd: str) -> None:
     os._exit(0)  # at once: the loaded model is not worth freeing object by object
 
 
-def _load_in_processes(jobs: list[tuple[str, Inputs]], workers: int) -> list[LoadedJob]:
+def _load_in_processes(jobs: list[tuple[str, Inputs]], workers: int,
+                       counter: _Counter) -> list[LoadedJob]:
     """One process per job, ``workers`` at a time; fails at the first error to arrive."""
+    from multiprocessing.connection import wait
     ctx = _context()
     cwd = os.getcwd()
     results: list[Optional[LoadedJob]] = [None] * len(jobs)
@@ -221,6 +266,7 @@ def _load_in_processes(jobs: list[tuple[str, Inputs]], workers: int) -> list[Loa
                     raise LoadError("profile %s: the process loading it %s"
                                     % (name, _death(process.exitcode)))
                 results[index] = _finish(name, inputs, result)
+                counter.one_more()
     finally:
         for reader, (_, process) in running.items():
             if process.pid is not None:
@@ -244,7 +290,8 @@ def _death(exitcode: Optional[int]) -> str:
 
 # -- Dask -------------------------------------------------------------------
 
-def _load_on_dask(jobs: list[tuple[str, Inputs]], address: str) -> list[LoadedJob]:
+def _load_on_dask(jobs: list[tuple[str, Inputs]], address: str,
+                  counter: _Counter) -> list[LoadedJob]:
     """The jobs on the Dask cluster whose scheduler is at ``address``."""
     try:
         from distributed import Client, as_completed
@@ -280,6 +327,7 @@ def _load_on_dask(jobs: list[tuple[str, Inputs]], address: str) -> list[LoadedJo
                                     % (name, type(exc).__name__, ": " if reason else "",
                                        reason)) from None
                 results[index] = _finish(name, inputs, result)
+                counter.one_more()
         finally:
             client.cancel([f for f in futures if not f.done()])
     finally:

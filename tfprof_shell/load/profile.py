@@ -17,6 +17,10 @@ from ..model import ExecMemory, ExecStep, Frame, GraphNode, LazyExecs, Model, So
 from ..proto import profile_summary_pb2, tfprof_log_pb2
 from ..errors import LoadError
 from .files import read_binary_with_bytes, shown_path
+from .progress import file_meter
+
+#: The share of a ProfileProto's load done once it is read and parsed.
+_PARSED = 0.4
 
 
 def read_profile(path: str) -> tuple[Any, bytes]:
@@ -111,8 +115,10 @@ def _lazy_execs(source: ProfileExecs, key: int, execs: Any) -> Optional[LazyExec
     if not steps:
         return None
     ep = execs.profile
-    cpu = ep.cpu_execs.times.pairs.int64_values
-    acc = ep.accelerator_execs.times.pairs.int64_values
+    # (each absent part is skipped: reading it would make its empty messages)
+    cpu = ep.cpu_execs.times.pairs.int64_values if ep.HasField("cpu_execs") else ()
+    acc = (ep.accelerator_execs.times.pairs.int64_values if ep.HasField("accelerator_execs")
+           else ())
     if len(set(steps)) != len(steps) or len(cpu) % 2 or len(acc) % 2:
         # A step listed twice (the last record wins) or a time record that is
         # not a (start, duration) pair: add up the records one by one.
@@ -122,13 +128,16 @@ def _lazy_execs(source: ProfileExecs, key: int, execs: Any) -> Optional[LazyExec
             for i, v in enumerate(source.step_values(key, step)):
                 sums[i] += v
         return LazyExecs(source, key, steps, tuple(sums))
-    acc_micros = sum(acc[1::2])
-    cpu_micros = sum(cpu[1::2])
+    acc_micros = sum(acc[1::2]) if acc else 0
+    cpu_micros = sum(cpu[1::2]) if cpu else 0
+    if not ep.HasField("memory_execs"):
+        return LazyExecs(source, key, steps, (sum(ep.run_count), acc_micros + cpu_micros,
+                                              acc_micros, cpu_micros, 0, 0, 0, 0), False)
     mem = ep.memory_execs
     return LazyExecs(source, key, steps, (
         sum(ep.run_count), acc_micros + cpu_micros, acc_micros, cpu_micros,
         sum(mem.requested_bytes), sum(mem.peak_bytes), sum(mem.residual_bytes),
-        sum(mem.output_bytes)), accelerator_persistent=any(mem.accelerator_persistent_bytes))
+        sum(mem.output_bytes)), any(mem.accelerator_persistent_bytes))
 
 
 class _Traces:
@@ -180,11 +189,37 @@ def _columns(path: str, node_name: str, field: str, columns: Any) -> dict[int, i
     return dict(zip(keys, values)) if keys else {}
 
 
-def _fill_shapes(path: str, pn: Any, names: dict[int, str], node: GraphNode) -> None:
+class _Names:
+    """Node names by their key in the file (what inputs name), made when first asked."""
+
+    def __init__(self, by_key: dict[int, Any]) -> None:
+        self._by_key = by_key
+        self._names: Optional[dict[int, str]] = None
+
+    def get(self) -> dict[int, str]:
+        if self._names is None:
+            self._names = {key: pn.name for key, pn in self._by_key.items()}
+        return self._names
+
+
+def _fill_shapes(path: str, pn: Any, names: _Names, node: GraphNode) -> None:
     """``node.output_shapes`` and ``node.src_output`` from its NodeSummary."""
     node.output_shapes = {e.key: list(e.value.int64_values) for e in pn.output_shapes}
     slots = _columns(path, node.name, "src_output_index", pn.src_output_index)
-    node.src_output = {names[src]: slot for src, slot in slots.items() if src in names}
+    by_key = names.get()
+    node.src_output = {by_key[src]: slot for src, slot in slots.items() if src in by_key}
+
+
+def _fill_inputs(path: str, pn: Any, names: _Names, node: GraphNode) -> None:
+    """``node.inputs`` from its NodeSummary (inputs naming no node are left out)."""
+    inputs = _columns(path, node.name, "inputs", pn.inputs)
+    by_key = names.get()
+    node.inputs = {idx: by_key[src] for idx, src in inputs.items() if src in by_key}
+
+
+def _fill_types(pn: Any, node: GraphNode) -> None:
+    """``node.op_types`` from its NodeSummary."""
+    node.op_types = set(pn.op_types)
 
 
 def _fill_attrs(pn: Any, node: GraphNode) -> None:
@@ -201,34 +236,42 @@ def model_from_profile(profile: Any, data: bytes, source: Source) -> Model:
     execs_source = ProfileExecs(data)
     traces = _Traces({e.key: e.value for e in profile.id_to_string})
     by_key = {e.key: e.value for e in profile.nodes}  # a repeated key: the last wins
-    names = {key: pn.name for key, pn in by_key.items()}
+    names = _Names(by_key)
     nodes = model.nodes
+    frames = traces.frames
     for key in sorted(by_key):
         pn = by_key[key]
-        name = names[key]
+        name = pn.name
         if name in nodes:
             continue
         node = GraphNode(name, pn.op, pn.id)
-        node.op_types = set(pn.op_types)
-        node.shape = list(pn.shape)
+        shape = pn.shape
+        if shape:
+            node.shape = list(shape)
         node.canonical_device = pn.canonical_device
         node.host_device = pn.host_device
         node.float_ops = pn.float_ops
-        node.defer_trace(partial(traces.frames, pn))
-        inputs = _columns(path, name, "inputs", pn.inputs)
-        if inputs:
-            node.inputs = {idx: names[src] for idx, src in inputs.items() if src in names}
-        node.defer_details(partial(_fill_shapes, path, pn, names), partial(_fill_attrs, pn))
-        lazy = _lazy_execs(execs_source, key, pn.execs)
-        if lazy is not None:
-            node.defer_execs(lazy)
+        node.defer_trace(partial(frames, pn))
+        # Types and inputs are read by some views only (op, graph): read when asked.
+        node.defer_details(partial(_fill_shapes, path, pn, names), partial(_fill_attrs, pn),
+                           partial(_fill_inputs, path, pn, names), partial(_fill_types, pn))
+        if pn.HasField("execs"):
+            lazy = _lazy_execs(execs_source, key, pn.execs)
+            if lazy is not None:
+                node.defer_execs(lazy)
         nodes[name] = node
     model.has_trace = profile.has_trace
     model.steps = sorted(set(profile.steps))
+    from .memory_tf1 import ProfileMemory  # here: only memory reads it
+    model.set_memory_source(ProfileMemory(model))
     return model
 
 
 def load_profile(path: str) -> Model:
     """Read ``--profile_path`` into a Model."""
+    meter = file_meter([path])
     profile, data = read_profile(path)
-    return model_from_profile(profile, data, Source("profile", (path,)))
+    meter.reached(0, _PARSED)
+    model = model_from_profile(profile, data, Source("profile", (path,)))
+    meter.reached(0, 1.0)
+    return model

@@ -19,7 +19,6 @@ from typing import NamedTuple, Optional
 from ..errors import LoadError, UsageError
 from ..record import layout
 from .inputs import Inputs
-from .json_doc import parse_json
 
 
 class RecordedProfile(NamedTuple):
@@ -159,6 +158,7 @@ def _manifest(path: str) -> dict:
 
 
 def _read_json(path: str) -> dict:
+    from .json_doc import parse_json  # here: most loads read no JSON (start-up time)
     try:
         with open(path, "rb") as fh:
             doc = parse_json(fh.read().decode("utf-8"))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from ..model import ExecStep, Frame, GraphNode, LazyExecs, Model
+from ..model import ExecMemory, ExecStep, Frame, GraphNode, LazyExecs, Model
 from .runmeta import DeviceKind, add_step_stat, device_kind
 
 #: Device strings in the engine's lower-case form, by host (task) index.
@@ -100,6 +100,21 @@ class ExecRows:
         self.table: list[list[Row]] = []
         #: the last node asked for, its rows by step (views ask a node's steps in a row)
         self._last: tuple[int, dict[int, list[Row]]] = (-1, {})
+        #: node -> step -> its memory (requested, peak, residual, output bytes)
+        self._memory: dict[str, dict[int, list[int]]] = {}
+        #: node key -> its memory by step (None: none)
+        self.memory: list[Optional[dict[int, list[int]]]] = []
+
+    def add_memory(self, name: str, step: int, values: Sequence[int]) -> None:
+        """Memory of node ``name`` in ``step`` (requested, peak, residual and output
+        bytes), added to what it has; it counts for a step the node ran in."""
+        by_step = self._memory.setdefault(name, {})
+        found = by_step.get(step)
+        if found is None:
+            by_step[step] = list(values)
+        else:
+            for i, v in enumerate(values):
+                found[i] += v
 
     def add_node(self, name: str, op: str, rows: list[Row]) -> None:
         """Executions of node ``name`` (made now, typed ``op``, if it is new), in order."""
@@ -121,10 +136,15 @@ class ExecRows:
         exact = self.exact_streams
         for name, rows in self._rows.items():
             node = nodes[name]
+            memory = self._memory.get(name)
             if node.steps_run:
                 for step, device, start, dur in rows:
                     add_step_stat(node, step, device, StatRecord(name, start, dur),
                                   memory=False)
+                for step, values in (memory or {}).items():
+                    rec = node.exec_step(step)
+                    if rec is not None:
+                        rec.memory_execs.append(_exec_memory(values))
                 continue
             counted: list[Row] = []
             runs = cpu = acc = 0
@@ -153,9 +173,16 @@ class ExecRows:
             ran = tuple(dict.fromkeys([row[0] for row in counted]))
             key = len(self.table)
             self.table.append(counted)
-            node.defer_execs(LazyExecs(self, key, ran, (runs, acc + cpu, acc, cpu, 0, 0, 0, 0),
+            mem = [0, 0, 0, 0]
+            if memory:
+                memory = {step: values for step, values in memory.items() if step in ran}
+                for values in memory.values():
+                    mem = [a + b for a, b in zip(mem, values)]
+            self.memory.append(memory or None)
+            node.defer_execs(LazyExecs(self, key, ran, (runs, acc + cpu, acc, cpu, *mem),
                                        accelerator_persistent=False))
         self._rows = {}
+        self._memory = {}
 
     def step_record(self, key: int, step: int) -> ExecStep:
         """The ExecStep :func:`add_exec` makes of node ``key``'s rows in ``step``."""
@@ -186,6 +213,9 @@ class ExecRows:
             elif kind.canonical:
                 rec.cpu_execs.setdefault(device, []).append((start, dur))
                 rec.run_count += 1
+        memory = self.memory[key] if key < len(self.memory) else None
+        if memory and step in memory:
+            rec.memory_execs.append(_exec_memory(memory[step]))
         return rec
 
     def step_values(self, key: int, step: int) -> tuple[int, ...]:
@@ -195,3 +225,10 @@ class ExecRows:
     def steps_values(self, key: int, steps: Sequence[int]) -> list[Sequence[int]]:
         """:meth:`step_values` of each of ``steps``."""
         return [self.step_values(key, step) for step in steps]
+
+
+def _exec_memory(values: Sequence[int]) -> ExecMemory:
+    """The ExecMemory of (requested, peak, residual, output) bytes."""
+    requested, peak, residual, output = values
+    return ExecMemory(requested_bytes=requested, peak_bytes=peak, residual_bytes=residual,
+                      output_bytes=output)

@@ -19,7 +19,6 @@ from typing import Any, Optional
 
 from ..proto import framework_pb2, pprof_profile_pb2, tfprof_log_pb2, xplane_pb2
 from . import wire
-from .json_doc import parse_json
 from .plausible import check, has_unknown_fields
 
 
@@ -221,6 +220,7 @@ def _json_finding(data: bytes, complete: bool) -> Finding:
     trace_like = b'"traceEvents"' in head or b'"ph"' in head
     if not complete:
         return Finding(KINDS["chrome_trace" if trace_like else "json"])
+    from .json_doc import parse_json  # here: the decoder is imported by JSON's loads alone
     try:
         doc = parse_json(data)
     except (ValueError, RecursionError) as exc:

@@ -12,27 +12,14 @@ their string ids.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
 from ..model import Model, Source
+from ..model.extras import ModelExtras
 from .graph import add_graph, add_op_log
 from .runmeta import add_run_metadata
 
 _DROPPED = ("RecvTensor", "_SOURCE")
-
-
-@dataclass
-class ModelExtras:
-    """Facts of a stepwise model that only a ProfileProto carries."""
-
-    #: node name -> its NodeDef's attr map (the first NodeDef of that name)
-    attrs: dict[str, Any] = field(default_factory=dict)
-    #: node name -> the CodeDef that became its call stack (the first one applied)
-    code_defs: dict[str, Any] = field(default_factory=dict)
-    #: string id -> string, from the op logs (an id already known keeps its string)
-    id_to_string: dict[int, str] = field(default_factory=dict)
-
 
 Entry = Union[tuple[str, Any], tuple[str, int, Any]]
 

@@ -57,21 +57,22 @@ class KeptEvents:
       its ``args.correlation``;
     * ``device``: device work, :data:`.torch_devices.DEVICE_CATS` (kernels, copies,
       sets of every backend);
-    * ``syncs``: device-side synchronisation events (``cuda_sync``), whose
-      ``args`` carry what they waited on (``wait_on_stream``, ...);
+    * ``sync``: device-side synchronisation events (``cuda_sync``), whose
+      ``args`` carry what they waited on (``wait_on_stream``, ...): the steps'
+      sync part and the critical path's sync joins (.torch_path);
     * ``host``: cpu ops, annotations, and the Python frames :func:`user_frame` or
       an input wait names; ``user_frames`` holds which of those are the program's own;
       ``marks`` the ``ProfilerStep#N`` ranges (ops or annotations) among them.
     """
 
-    __slots__ = ("runtime", "device", "host", "user_frames", "syncs", "marks")
+    __slots__ = ("runtime", "device", "host", "user_frames", "sync", "marks")
 
     def __init__(self) -> None:
         self.runtime: list[TraceEvent] = []
         self.device: list[TraceEvent] = []
         self.host: list[TraceEvent] = []
         self.user_frames: list[TraceEvent] = []
-        self.syncs: list[TraceEvent] = []
+        self.sync: list[TraceEvent] = []
         self.marks: list[TraceEvent] = []
 
 
@@ -142,7 +143,7 @@ class TorchIntervals:
         launched = set()
         kind_of: dict[tuple[Any, str], str] = {}
         #: the file's device work in launch order, for what a sync waited for
-        work = _Launched() if events.syncs else None
+        work = _Launched() if events.sync else None
         seen: dict[tuple[Any, ...], str] = {}  # (family, cat, device, pid) -> its name
         new = tuple.__new__  # an event without NamedTuple's Python-level __new__
         for ev in events.device:
@@ -180,7 +181,7 @@ class TorchIntervals:
                 work.add(corr, device, stream, end, name)
         if work is not None:
             work.finish()
-            for ev in events.syncs:
+            for ev in events.sync:
                 out.syncs.append(_sync(ev, calls, names, steps, work))
         for corr, (start, end, name, tid, _) in calls.items():
             if _SYNC.match(name):
@@ -265,7 +266,8 @@ def _sync(ev: TraceEvent, calls: dict[Any, tuple[int, int, str, Any, str]],
     args = ev.args or NO_ARGS
     start = _ns(ev.ts)
     end = start + _ns(ev.dur)
-    corr, recorded = event_id(args.correlation), event_id(args.wait_on_event_record)
+    corr = event_id(args.correlation)
+    recorded = event_id(args.wait_on_cuda_event_record_corr_id)
     call = calls.get(corr)
     device = names.name(ev, call[4] if call is not None else None)
     stream = stream_of(ev)

@@ -29,13 +29,14 @@ from itertools import accumulate
 from typing import Any, Callable, Optional, Sequence
 
 from ..model import Frame, Model
+from .memory_torch import TorchMemory
 from .records import (ACCELERATOR_DEVICE, ACCELERATOR_STREAM_ALL, CPU_DEVICE, ExecRows,
                       node_for)
 from .torch_code import MODULE_SCOPE, Framed, Scoped, TorchTraces, TraceOf, traces_wanted
 from .torch_devices import (DEVICE_CATS, HOST_WORK_CATS, ID_TYPES, LAUNCH_CATS, OP_CATS,
                             SYNC_CATS, DeviceNames, event_id)
 from .torch_intervals import KeptEvents, user_frame
-from .trace_events import NO_ARGS, KinetoArgs, TraceEvent
+from .trace_events import NO_ARGS, TraceEvent
 from .xla import KERNEL_TYPE
 
 TORCH_CPU = OP_CATS
@@ -126,15 +127,19 @@ class _Sorted:
         self.marks: list[tuple[float, float, int]] = []
         #: per (pid, tid): the [start, end) of its ProfilerStep ranges
         self.step_spans: defaultdict[Any, list[tuple[float, float]]] = defaultdict(list)
+        #: per (pid, tid): the ``[memory]`` instant events (read by .memory_torch)
+        self.memory: defaultdict[Any, list[TraceEvent]] = defaultdict(list)
         #: the events :class:`.torch_intervals.TorchIntervals` reads
         self.kept = KeptEvents()
         scoped, framed = self.scoped, self.framed
         keep, add_mark = self.kept.host.append, self.marks.append
         keep_device, keep_runtime = self.kept.device.append, self.kept.runtime.append
-        keep_sync = self.kept.syncs.append
+        keep_sync = self.kept.sync.append
         py_names: dict[str, _PyName] = {}
         for seq, ev in enumerate(events):
             if ev.ph != "X":
+                if ev.ph == "i" and ev.name == "[memory]":
+                    self.memory[(ev.pid, ev.tid)].append(ev)
                 continue
             cat, name = ev.cat, ev.name
             if name.__class__ is not str:
@@ -184,18 +189,16 @@ class _Sorted:
                 continue
             scoped[(ev.pid, ev.tid)].append(item)
 
-    def wants_kineto_args(self) -> bool:
-        """Whether the trace has events whose arguments only KinetoArgs reads: cuda_sync
-        events (their waits), or the first Kineto traces' (their lower-case External ids;
-        a trace is of one generation, so its first device or runtime event says)."""
+    def samples(self) -> list[TraceEvent]:
+        """The first event of each kind sorted out that may call for argument fields only
+        some traces carry (:func:`.trace_events.groups_called`): a [memory] event, a
+        cuda_sync event, a device event and a runtime call (a trace is of one Kineto
+        generation, so its first device or runtime event says which)."""
         kept = self.kept
-        return bool(kept.syncs) or any(
-            found and found[0].cat in _FIRST_GENERATION_CATS
-            for found in (kept.device, kept.runtime))
-
-
-#: Categories only the first Kineto traces wrote.
-_FIRST_GENERATION_CATS = frozenset(("Kernel", "Memcpy", "Memset", "Runtime", "Driver"))
+        firsts = [found[0] for found in (kept.sync, kept.device, kept.runtime) if found]
+        if self.memory:
+            firsts.append(next(iter(self.memory.values()))[0])
+        return firsts
 
 
 #: What owns device work (see :func:`_ops`): [start, self µs or None, node name, op
@@ -389,12 +392,6 @@ def _carried(rows: list[tuple[float, int, float, int, str, Optional[str]]], devi
             for start, _, dur, step, _, own in rows]
 
 
-def _kineto_args(events: Sequence[TraceEvent]) -> bool:
-    """Whether the events' args are already KinetoArgs (the first with args says)."""
-    return isinstance(next((ev.args for ev in events if ev.args is not None), None),
-                      KinetoArgs)
-
-
 class TorchFiles:
     """The PyTorch traces of one model, added file by file, then :meth:`finish`."""
 
@@ -402,6 +399,7 @@ class TorchFiles:
         self.model = model
         self.rows = ExecRows(model, exact_streams=True)
         self.traces = TorchTraces()
+        self.memory = TorchMemory()
         #: per file, the events a step breakdown reads
         self.kept: list[KeptEvents] = []
         self.left_out = 0
@@ -412,18 +410,23 @@ class TorchFiles:
         self.canonical: dict[str, str] = {}
 
     def add(self, index: int, events: Sequence[TraceEvent],
-            reread: Optional[Callable[[], Sequence[TraceEvent]]] = None) -> None:
+            reread: Optional[Callable[[Sequence[TraceEvent]],
+                                      Optional[Sequence[TraceEvent]]]] = None) -> None:
         """Add one trace, file ``index`` (its step when it has no ProfilerStep marks).
-        ``reread`` gives the events again with KinetoArgs, where the trace needs them
-        (see :meth:`_Sorted.wants_kineto_args`; without it those fields read None)."""
+        ``reread(samples)`` gives the events again with the argument fields ``samples``
+        call for, None if they were read (see :meth:`_Sorted.samples`; without it those
+        fields read None)."""
         parts = _Sorted(events)
-        if reread is not None and parts.wants_kineto_args() and not _kineto_args(events):
-            events = reread()
-            parts = _Sorted(events)
+        if reread is not None:
+            again = reread(parts.samples())
+            if again is not None:
+                parts = _Sorted(again)
         self.kept.append(parts.kept)
         marks = _StepMarks(sorted(parts.marks))
         launches, launch_at = _launches(parts.kept.runtime)
         ops, owners = _ops(parts.scoped, launches)
+        self.memory.add(parts.memory, parts.scoped, parts.framed, ops, parts.marks,
+                        lambda t: marks.at(t, index))
         charged = _Charged(parts, ops, owners, launch_at)
         self.disagree += charged.disagree
         self.checked += charged.agree + charged.disagree
@@ -512,7 +515,9 @@ class TorchFiles:
     def finish(self, defer_traces: bool) -> None:
         """Give the nodes their records, and their traces (now, or when first asked
         for with ``defer_traces``)."""
+        self.memory.finish(self.rows.add_memory)
         self.rows.finish()
+        self.model.set_memory_source(self.memory.source())
         traces, model = self.traces, self.model
         if not traces.any:
             return

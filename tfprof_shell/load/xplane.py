@@ -28,8 +28,9 @@ Read with our own wire-compatible schema (no TensorFlow needed). The mapping:
   events (most of a traced profile) are skipped while loading; the stacks are
   looked up, reading the file again, when a trace (or ``has_trace``) is first
   read, so the other views never pay for them.
-* memory: ``MemoryAllocation`` events (``tf_op`` stat) give requested, peak
-  (allocated), output and residual (not freed by the end of the profile) bytes.
+* memory: ``MemoryAllocation``/``MemoryDeallocation`` events (read as columns)
+  give each op's requested, peak, residual and output bytes, and the memory
+  profile (:mod:`.memory_xplane`).
 
 Several files (hosts) load together; node names then start with the host.
 """
@@ -45,12 +46,19 @@ from operator import add, floordiv, is_not, itemgetter
 from typing import Any, Iterable, Optional, Sequence
 
 from ..model import ExecMemory, ExecStep, Frame, GraphNode, LazyExecs, Model, Source
+from ..model.intervals import StepMark
 from .records import CPU_DEVICE, GPU_DEVICE
 from .runmeta import device_kind
 from .detect import host_name
+from .memory_xplane import HostMemory, XPlaneMemorySource, host_memory, node_memory
+from .progress import file_meter
 from .xspace_intervals import XSpaceIntervals
+from .xspace_path import XSpacePathSource
 from .xspace import Host, time_origin
 from .xspace_pick import parse_tf_op, read_xspace_picked
+
+#: The share of a file's load done once its events are picked and its host made.
+_PICKED = 0.6
 
 
 class _Steps:
@@ -177,38 +185,6 @@ class _DeferredTraces:
         return self.found.get(name)
 
 
-def _add_memory(model: Model, host: Host, steps: _Steps, default: Optional[int],
-                ref_ps: int) -> None:
-    acc: dict[tuple[str, int], ExecMemory] = {}
-    live: dict[tuple[Any, Any], tuple[str, int, int]] = {}
-    for t, kind, st in sorted(host.memory, key=lambda m: m[0]):
-        op = str(st.get("tf_op") or "")
-        named = parse_tf_op(op)
-        name = host.prefix + (named[0] if named else op)
-        step = steps.at(t) if default is None else default
-        key = (st.get("allocator_name"), st.get("addr"))
-        if kind == "MemoryDeallocation":
-            live.pop(key, None)
-            continue
-        if name not in model.nodes or step is None:
-            continue
-        mem = acc.get((name, step))
-        if mem is None:
-            mem = acc[(name, step)] = ExecMemory(memory_micros=(ref_ps + t) // 1_000_000)
-        nbytes = int(st.get("allocation_bytes") or 0)
-        mem.requested_bytes += int(st.get("requested_bytes") or 0)
-        mem.peak_bytes += nbytes
-        if st.get("region_type") == "output":
-            mem.output_bytes += nbytes
-        live[key] = (name, step, nbytes)
-    for name, step, nbytes in live.values():
-        if (name, step) in acc:
-            acc[(name, step)].residual_bytes += nbytes
-    for (name, step), mem in acc.items():
-        rec = model.nodes[name].execs.setdefault(step, ExecStep())
-        rec.memory_execs.append(mem)
-
-
 def _add_execs(model: Model, rows: Sequence[Row], ref_ps: int) -> int:
     """:func:`.records.add_exec` for each execution with a step, in order; returns
     how many had no step. The same rules as :func:`.runmeta.add_step_stat`,
@@ -274,6 +250,8 @@ class _CpuExecs:
         self.device, self.ref_ps = device, ref_ps
         #: node key -> its executions with a step, sorted by start (stable)
         self.rows: list[list[_CpuRow]] = []
+        #: node key -> its memory by step (requested, peak, residual, output bytes)
+        self.memory: dict[int, dict[int, list[int]]] = {}
         #: the last node asked for: (key, its executions by step); callers ask for
         #: a node's steps one after another
         self._last: tuple[int, dict[int, list[_CpuRow]]] = (-1, {})
@@ -309,6 +287,9 @@ class _CpuExecs:
         if execs:
             rec.cpu_execs[self.device] = execs
             rec.run_count = len(execs)
+        memory = self.memory.get(key, {}).get(step)
+        if memory is not None:
+            rec.memory_execs.append(_exec_memory(memory))
         return rec
 
     def step_values(self, key: int, step: int) -> tuple[int, ...]:
@@ -320,7 +301,7 @@ class _CpuExecs:
         rows = self.rows[key]
         # (ref_ps + t) // 10**6 > 0, i.e. step_record counts it, from this start on
         first_positive = 1_000_000 - self.ref_ps
-        if len(rows) == len(steps) and rows[0][0] >= first_positive:
+        if len(rows) == len(steps) and rows[0][0] >= first_positive and key not in self.memory:
             # One execution per step (a tf.function's op), every start counted (rows
             # are sorted by start): the steps are the rows' own, in row order.
             each = map(floordiv, map(add, map(_SELF_PS, rows), repeat(500_000)),
@@ -336,7 +317,7 @@ def _plain_cpu(kind: Any) -> bool:
 
 
 def _add_cpu_execs(model: Model, host: Host, steps: _Steps, default: Optional[int],
-                   ref_ps: int) -> int:
+                   ref_ps: int, memory: dict[str, dict[int, list[int]]]) -> int:
     """:func:`_host_rows` then :func:`_add_execs` for a lone host without device
     kernels on a :func:`_plain_cpu` device, with the same result; records are
     deferred (:class:`_CpuExecs`).
@@ -406,7 +387,14 @@ def _add_cpu_execs(model: Model, host: Host, steps: _Steps, default: Optional[in
         micros = sum(micros_each) + micros_each.count(0)
         key = len(table)
         table.append(g)
-        node.defer_execs(LazyExecs(source, key, ran, (runs, micros, 0, micros, 0, 0, 0, 0),
+        mem = [0, 0, 0, 0]
+        by_step = memory.get(name)
+        if by_step:
+            by_step = {step: values for step, values in by_step.items() if step in ran}
+            source.memory[key] = by_step
+            for values in by_step.values():
+                mem = [a + b for a, b in zip(mem, values)]
+        node.defer_execs(LazyExecs(source, key, ran, (runs, micros, 0, micros, *mem),
                                    accelerator_persistent=False))
     model.steps[:] = sorted(seen)
     return left_out
@@ -428,6 +416,26 @@ def _thunk_rows(host: Host, steps: _Steps, default: Optional[int],
     return out
 
 
+def _exec_memory(values: Sequence[int]) -> ExecMemory:
+    requested, peak, residual, output = values
+    return ExecMemory(requested_bytes=requested, peak_bytes=peak, residual_bytes=residual,
+                      output_bytes=output)
+
+
+def _set_memory_source(model: Model, hosts: Sequence[Host], mems: list[HostMemory],
+                       memory: dict[str, dict[int, list[int]]], steps: _Steps) -> None:
+    """Leave the hosts' memory events on the model, for its memory profile."""
+    if not any(len(mem) for mem in mems):
+        return
+    marks = [StepMark(step, start // 1000, end // 1000) for start, end, step in steps.markers]
+    if not marks:  # the whole profile is step 0
+        times = [t for mem in mems for t in mem.time]
+        marks = [StepMark(0, min(times) // 1000, max(times) // 1000 + 1)]
+    op_types = {name: model.nodes[name].op for name in memory if name in model.nodes}
+    model.set_memory_source(XPlaneMemorySource(mems, marks, op_types,
+                                               [host.path for host in hosts], len(hosts) > 1))
+
+
 def _nothing_to_show(left_out: int) -> str:
     """The note for a profile in which no execution was found (``left_out`` of them
     ran outside the step markers)."""
@@ -447,6 +455,10 @@ def model_from_hosts(hosts: Sequence[Host], ref_ns: int, source: Source) -> Mode
         model.notes.append("no step markers (events with a step_num stat): "
                            "the whole profile is step 0")
     unattributed = 0
+    # each host's memory events, before the hosts drop the op spans they need
+    mems = [host_memory(host) for host in hosts]
+    memory = node_memory(mems, (lambda ts: [default] * len(ts)) if default is not None
+                         else steps.at_sorted)
     rows: list[Row] = []
     fast = (len(hosts) == 1 and not hosts[0].kernels and not hosts[0].thunks
             and _plain_cpu(device_kind(CPU_DEVICE % hosts[0].index)))
@@ -465,10 +477,16 @@ def model_from_hosts(hosts: Sequence[Host], ref_ns: int, source: Source) -> Mode
             rows.append((ex.start, ex.name, ex.dur, ex.op, ex.device, ex.step))
         rows.extend(_thunk_rows(host, steps, default, thunks_left_out))
     if fast:
-        left_out = _add_cpu_execs(model, hosts[0], steps, default, ref_ps)
+        left_out = _add_cpu_execs(model, hosts[0], steps, default, ref_ps, memory)
     else:
         rows.sort(key=itemgetter(0, 1))
         left_out = _add_execs(model, rows, ref_ps)
+        for name, by_step in memory.items():
+            node = model.nodes.get(name)
+            for step, values in by_step.items():
+                rec = node.exec_step(step) if node is not None else None
+                if rec is not None:
+                    rec.memory_execs.append(_exec_memory(values))
     del rows
     if any(host.has_frames for host in hosts):
         deferred = _DeferredTraces(hosts, steps, default)
@@ -479,7 +497,7 @@ def model_from_hosts(hosts: Sequence[Host], ref_ns: int, source: Source) -> Mode
     for host in hosts:
         if host.xla is not None:
             host.xla.apply(model, host.index)
-        _add_memory(model, host, steps, default, ref_ps)
+    _set_memory_source(model, hosts, mems, memory, steps)
     if left_out:
         model.notes.append("%d op executions outside any step marker were left out" % left_out)
     if unattributed:
@@ -507,6 +525,7 @@ def load_xplane(paths: Sequence[str], note: str = "") -> Model:
     """
     hosts = []
     ref_ns: Optional[int] = None
+    meter = file_meter(paths)
     for i, path in enumerate(paths):
         space, picked = read_xspace_picked(path)
         epoch, first = time_origin(space)
@@ -515,8 +534,11 @@ def load_xplane(paths: Sequence[str], note: str = "") -> Model:
         prefix = host_name(path) + "/" if len(paths) > 1 else ""
         hosts.append(Host(space, i, prefix, epoch - ref_ns, path, picked))
         del space, picked
+        meter.reached(i, _PICKED)
     model = model_from_hosts(hosts, ref_ns or 0, Source("xplane", tuple(paths), note))
+    meter.reached(len(paths) - 1, 1.0)
     model.set_interval_source(XSpaceIntervals(paths))
+    model.set_path_source(XSpacePathSource(paths))
     if note:
         model.notes.insert(0, note)
     return model

@@ -36,6 +36,7 @@ from ..proto import xplane_columns_pb2, xplane_stacks_pb2
 from .event_columns import eager_values, event_times
 from .files import read_unzipped
 from .frame_lines import FrameLines, stacks_on
+from .memory_columns import memory_columns
 from .pystack import Line, attach_traces, eager_execs, subtract_nested
 from .records import CPU_DEVICE, GPU_STREAM_ALL
 from .xspace_lazy import HOST_PLANES, EventsByIndex, LazyLine, events_at
@@ -167,7 +168,11 @@ class Host:
         self.thunk_times: list[int] = []
         #: (plane index, line index) -> the spans of its outermost thunks
         self._thunk_spans: dict[tuple[int, int], list[tuple[int, int]]] = {}
-        self.memory: list[tuple[int, str, dict[str, Any]]] = []
+        #: memory events read one message each: (start ps, event name, stats, line)
+        self.memory: list[tuple[int, str, dict[str, Any], tuple[int, int]]] = []
+        #: memory events read as columns: (event name, line, starts ps, stat columns)
+        self.memory_columns: list[tuple[str, tuple[int, int], list[int],
+                                        dict[str, list[Any]]]] = []
         self.gpu_of: dict[str, int] = {}
         self.unattributed = 0
         #: XLA kernels, if any; made on the first (so TF-only profiles never load XLA's code).
@@ -233,6 +238,9 @@ class Host:
                     if isinstance(events, EventsByIndex) and special:
                         special = self._read_eager_columns(special, events, base, kinds, stats,
                                                            eager_stats, line)
+                    if isinstance(events, EventsByIndex) and special:
+                        special = self._read_memory_columns(special, events, base, kinds,
+                                                            payloads, stats, line)
                     self._read_events(special, events, base, kinds, payloads, stats,
                                       eager_stats, wanted, line)
                     # Executor ids only matter to Python stacks: many are read
@@ -343,7 +351,7 @@ class Host:
                 if op and not is_func:
                     line.eagers.append((start, end, op if type(op) is str else str(op)))
             elif kind == KIND_MEMORY:
-                self.memory.append((start, payloads[md_id], stats.of(ev)))
+                self.memory.append((start, payloads[md_id], stats.of(ev), line.where))
         if marks:
             ids: list[tuple[int, tuple[int, int, int]]] = []
             self._read_marks_at(marks, events, base, wanted, ids, self.markers)
@@ -388,6 +396,35 @@ class Host:
                                if op and not is_func)
         for kind in set(of_kind).difference((KIND_EAGER_KERNEL, KIND_EAGER)):
             left += compress(special, map(kind.__eq__, of_kind))
+        left.sort()
+        return left
+
+    def _read_memory_columns(self, special: list[int], events: EventsByIndex, base: int,
+                             kinds: dict[int, int], payloads: dict[int, Any], stats: _Stats,
+                             line: Line) -> list[int]:
+        """Read the memory events among ``special`` (ascending indices) as columns
+        (:func:`.memory_columns.memory_columns`), into :attr:`memory_columns`; returns
+        the indices left to read one message each."""
+        raw = events.raw()
+        parts = list(map(raw.__getitem__, special))
+        md_ids = xplane_columns_pb2.EventValues.FromString(b"".join(parts)).metadata_id[:]
+        if len(md_ids) != len(special):  # an event of metadata id 0
+            return special
+        left: list[int] = []
+        for md_id in sorted(set(md_ids)):
+            mask = list(map(md_id.__eq__, md_ids))
+            these = list(compress(special, mask))
+            if kinds.get(md_id) != KIND_MEMORY:
+                left += these
+                continue
+            groups = memory_columns(list(compress(parts, mask)), stats.names,
+                                    stats.of_metadata(md_id, stats.names))
+            if groups is None:
+                left += these
+                continue
+            for _, offsets, columns in groups:
+                self.memory_columns.append((payloads[md_id], line.where,
+                                            list(map(base.__add__, offsets)), columns))
         left.sort()
         return left
 

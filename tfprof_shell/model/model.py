@@ -6,8 +6,11 @@ from bisect import insort
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+from .collectives import RankCollectives
 from .intervals import IntervalSource, Intervals, intervals_from_nodes
+from .memory import MemoryProfile, MemorySource
 from .node import GraphNode
+from .path_input import PathInput, PathSource
 
 
 @dataclass
@@ -50,6 +53,12 @@ class Model:
         self._interval_source: Optional[Callable[[], Intervals]] = None
         self._intervals: Optional[Intervals] = None
         self._step_set: Optional[tuple[list[int], set[int]]] = None
+        self._path_source: Optional[Callable[[], list[PathInput]]] = None
+        self._path_inputs: Optional[list[PathInput]] = None
+        self._collective_source: Optional[Callable[[], Optional[RankCollectives]]] = None
+        self._collectives: Optional[RankCollectives] = None
+        self._memory_source: Optional[Callable[[], MemoryProfile]] = None
+        self._memory: Optional[MemoryProfile] = None
 
     def add_step(self, step: int) -> None:
         """Add ``step`` to :attr:`steps` (kept sorted) unless it is there: a set
@@ -60,6 +69,13 @@ class Model:
         if step not in known[1]:
             known[1].add(step)
             insort(self.steps, step)
+
+    @property
+    def signed_memory(self) -> bool:
+        """Whether a node's bytes may be below 0: a PyTorch op's self memory (what it
+        allocated minus what it freed, as key_averages counts it) is, for an op that
+        frees more than it allocates. Memory bounds then apply only when given."""
+        return self.source.kind == "chrome_trace"
 
     @property
     def has_trace(self) -> bool:
@@ -120,3 +136,48 @@ class Model:
             self._intervals = source() if source is not None else intervals_from_nodes(
                 self.nodes.values())
         return self._intervals
+
+    def set_path_source(self, source: "PathSource | Callable[[], list[PathInput]]") -> None:
+        """Where :meth:`path_inputs` comes from (a loader's reader, called once when asked)."""
+        self._path_source = source
+        self._path_inputs = None
+
+    def path_inputs(self) -> Optional[list[PathInput]]:
+        """The events a critical path is built from, one input per timeline, built on
+        first use; None when the format gives none (see model/path_input.py)."""
+        if self._path_inputs is None and self._path_source is not None:
+            self._path_inputs = self._path_source()
+        return self._path_inputs
+
+    def set_collective_source(self, source: Callable[[], Optional[RankCollectives]]) -> None:
+        """Where :meth:`collectives` comes from (a loader's reader, called once when asked)."""
+        self._collective_source = source
+        self._collectives = None
+
+    def collectives(self) -> Optional[RankCollectives]:
+        """The profile's collective calls (None: its format or trace records none), read
+        on first use."""
+        source = self._collective_source
+        if source is not None:
+            self._collective_source = None
+            self._collectives = source()
+        return self._collectives
+
+    def set_memory_source(self, source: "MemorySource | Callable[[], MemoryProfile]") -> None:
+        """Where :meth:`memory` comes from (a loader's reader, called once when asked)."""
+        self._memory_source = source
+        self._memory = None
+
+    @property
+    def has_memory_source(self) -> bool:
+        """Whether a loader left memory facts to read (see :meth:`memory`)."""
+        return self._memory_source is not None
+
+    def memory(self) -> MemoryProfile:
+        """The profile's memory over time, built on first use (an empty profile when
+        the format records none)."""
+        if self._memory is None:
+            source = self._memory_source
+            self._memory = source() if source is not None else MemoryProfile(
+                origin=self.source.kind)
+        return self._memory

@@ -135,7 +135,7 @@ def _average(sums: tuple[int, ...], n: int) -> tuple[int, ...]:
 class GraphNode:
     """One node of the profiled graph. Built by a loader, then read-only."""
 
-    __slots__ = ("name", "id", "op", "op_types", "shape", "_output_shapes", "inputs",
+    __slots__ = ("name", "id", "op", "_op_types", "shape", "_output_shapes", "_inputs",
                  "_src_output", "canonical_device", "host_device", "float_ops", "_trace",
                  "_trace_source", "_attrs", "_deferred", "_execs", "_lazy", "_step1",
                  "_stats1", "_stats", "_input_shapes", "_params")
@@ -144,14 +144,12 @@ class GraphNode:
         self.name = name
         self.id = node_id
         self.op = op
-        #: The node's types: its op, its canonical device, user-given types.
-        self.op_types: set[str] = {op} if op else set()
+        # Behind properties (op_types, inputs, output_shapes, src_output, attrs)
+        # so that a loader can defer them; see defer_details.
+        self._op_types: set[str] = {op} if op else set()
         #: Static shape (variables, placeholders): [] when unknown or absent.
         self.shape: list[int] = []
-        #: input index -> source node name (data and control inputs)
-        self.inputs: dict[int, str] = {}
-        # Behind properties (output_shapes, src_output, attrs) so that a loader
-        # can defer them; see defer_details.
+        self._inputs: dict[int, str] = {}
         self._output_shapes: dict[int, list[int]] = {}
         self._src_output: dict[str, int] = {}
         self._attrs: dict[str, str] = {}
@@ -203,18 +201,27 @@ class GraphNode:
         return self._trace_source is not None
 
     def defer_details(self, shapes: Optional[Callable[["GraphNode"], None]],
-                      attrs: Optional[Callable[["GraphNode"], None]]) -> None:
+                      attrs: Optional[Callable[["GraphNode"], None]],
+                      inputs: Optional[Callable[["GraphNode"], None]] = None,
+                      types: Optional[Callable[["GraphNode"], None]] = None) -> None:
         """Fill node facts only when something reads them; each filler runs once.
 
         ``shapes(node)`` sets :attr:`output_shapes` and :attr:`src_output`
         (only ``-select input_shapes`` reads them); ``attrs(node)`` sets
-        :attr:`attrs` (only the advisor reads them). None: that group is as set.
+        :attr:`attrs` (only the advisor reads them); ``inputs(node)`` sets
+        :attr:`inputs` (the graph view, input shapes); ``types(node)`` sets
+        :attr:`op_types` (the op view, account regexes other than ``.*``).
+        None: that group is as set.
         """
         deferred = {}
         if shapes is not None:
             deferred["shapes"] = shapes
         if attrs is not None:
             deferred["attrs"] = attrs
+        if inputs is not None:
+            deferred["inputs"] = inputs
+        if types is not None:
+            deferred["types"] = types
         self._deferred = deferred or None
 
     def details_deferred(self, group: str) -> bool:
@@ -229,6 +236,38 @@ class GraphNode:
                 self._deferred = None
             if filler is not None:
                 filler(self)
+
+    def _drop(self, group: str) -> None:
+        """Forget the filler of ``group`` (its field is being set)."""
+        deferred = self._deferred
+        if deferred is not None:
+            deferred.pop(group, None)
+            if not deferred:
+                self._deferred = None
+
+    @property
+    def op_types(self) -> set[str]:
+        """The node's types: its op, its canonical device, user-given types."""
+        if self._deferred is not None:
+            self._fill("types")
+        return self._op_types
+
+    @op_types.setter
+    def op_types(self, value: set[str]) -> None:
+        self._drop("types")
+        self._op_types = value
+
+    @property
+    def inputs(self) -> dict[int, str]:
+        """input index -> source node name (data and control inputs)."""
+        if self._deferred is not None:
+            self._fill("inputs")
+        return self._inputs
+
+    @inputs.setter
+    def inputs(self, value: dict[int, str]) -> None:
+        self._drop("inputs")
+        self._inputs = value
 
     @property
     def src_output(self) -> dict[str, int]:
@@ -432,9 +471,9 @@ class ScopeNode(GraphNode):
         types = _TYPES.get(op)
         if types is None:
             types = _TYPES[op] = {op}
-        self.op_types = types
+        self._op_types = types
         self.shape = _NO_DIMS
-        self.inputs = _NO_ITEMS
+        self._inputs = _NO_ITEMS
         self._output_shapes = _NO_ITEMS
         self._src_output = _NO_ITEMS
         self._attrs = _NO_ITEMS

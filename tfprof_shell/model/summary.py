@@ -13,7 +13,9 @@ file gives them, and only ``-step N`` reads them) and the node details it
 deferred (output shapes and attributes: ``-select input_shapes`` and the
 advisor's check of accelerator ops): :func:`unpack_model`'s nodes fetch them
 from a full load of the original inputs, made once, on first use, by the
-``reload`` callable.
+``reload`` callable. The profile's collective calls
+(:class:`~tfprof_shell.model.collectives.RankCollectives`) travel whole:
+aligning many ranks must not reload each.
 
 The format: :data:`MAGIC`, a version byte, then zlib-compressed
 :mod:`marshal` data (marshal, unlike pickle, cannot run code when it reads
@@ -31,13 +33,16 @@ from itertools import chain
 from typing import Callable, Optional, Sequence
 
 from ..errors import LoadError, UserError
+from .collectives import KnownCollectives, unpack_rank
 from .intervals import Intervals
+from .path_input import PathInput
+from .memory import MemoryProfile
 from .model import Model, Source
 from .node import ExecStep, Frame, GraphNode, LazyExecs
 
 MAGIC = b"tfprof-summary\n"
 #: Bumped whenever the layout changes: a summary from another version is refused.
-VERSION = 3
+VERSION = 4
 #: marshal format 4 reads the same on every Python 3 from 3.4 on.
 _MARSHAL_FORMAT = 4
 #: Speed over ratio: zeros and small numbers dominate, level 1 already packs them.
@@ -47,6 +52,8 @@ _TRACE_FROM_RELOAD = -2
 _HAS_TRACE_FROM_RELOAD = 2
 _N_VALUES = 8
 _ZEROS = (0,) * _N_VALUES
+#: Source kinds of TensorFlow 1 graph profiles: their critical path reads the nodes.
+_GRAPH_KINDS = ("profile", "graph")
 
 
 def pack_model(model: Model) -> bytes:
@@ -130,12 +137,14 @@ def pack_model(model: Model) -> bytes:
         if _has_accelerator_persistent(node, lazy):
             persistent.append(index)
     source = model.source
+    collectives = model.collectives()
     payload = (
         (source.kind, tuple(source.paths), source.note), list(model.steps),
         _HAS_TRACE_FROM_RELOAD if deferred and not model._has_trace  # noqa: SLF001
         else bool(model.has_trace), bool(model.miss_accelerator_stream), list(model.notes),
         frames, traces, rows, array("q", counts).tobytes(), array("q", steps).tobytes(),
-        _transpose(values), _transpose(totals), persistent, values_deferred)
+        _transpose(values), _transpose(totals), persistent, values_deferred,
+        None if collectives is None else collectives.pack())
     return MAGIC + bytes([VERSION]) + zlib.compress(marshal.dumps(payload, _MARSHAL_FORMAT),
                                                     _ZLIB_LEVEL)
 
@@ -181,7 +190,7 @@ def unpack_model(data: bytes, reload: Optional[Callable[[], Model]] = None) -> M
     try:
         (src, model_steps, has_trace, miss_stream, notes, frame_rows, trace_rows, rows,
          raw_counts, raw_steps, raw_values, raw_totals, persistent,
-         values_deferred) = marshal.loads(zlib.decompress(data[header:]))
+         values_deferred, collectives) = marshal.loads(zlib.decompress(data[header:]))
     except (ValueError, TypeError, EOFError, zlib.error) as exc:
         raise LoadError("the profile summary is damaged (%s)" % exc) from None
     model = Model(Source(src[0], tuple(src[1]), src[2]), steps=list(model_steps),
@@ -196,6 +205,10 @@ def unpack_model(data: bytes, reload: Optional[Callable[[], Model]] = None) -> M
                          _columns(raw_values), values_deferred, reload, model.later_notes)
     offsets = execs.offsets
     model.set_interval_source(execs.full_intervals)
+    if src[0] not in _GRAPH_KINDS:  # graph profiles have no path inputs: their nodes do
+        model.set_path_source(execs.full_path_inputs)
+    model.set_collective_source(KnownCollectives(unpack_rank(collectives)))
+    model.set_memory_source(execs.full_memory)
     if has_trace == _HAS_TRACE_FROM_RELOAD:
         model.defer_has_trace(execs.full_has_trace)
     nodes = model.nodes
@@ -311,6 +324,13 @@ class SummaryExecs:
     def full_intervals(self) -> Intervals:
         """The full model's time intervals (steps and kernels need them)."""
         return self._full_model("step intervals").intervals()
+
+    def full_path_inputs(self) -> Optional[list[PathInput]]:
+        """The full model's critical-path inputs (critpath needs them)."""
+        return self._full_model("critical-path events").path_inputs()
+    def full_memory(self) -> MemoryProfile:
+        """The full model's memory over time (the memory command needs it)."""
+        return self._full_model("memory events").memory()
 
     def _where(self) -> str:
         return ", ".join(self._source.paths) or self._source.kind

@@ -1,6 +1,6 @@
 """The one way this package traces TF1 ``Session.run`` calls: a patch of ``BaseSession``.
 
-``tfprof record`` (:mod:`.tf1`) and ``compat.ProfileContext`` (:mod:`.context`)
+``tfprof record`` (:mod:`.tf1`) and ``compat.ProfileContext`` (:mod:`tfprof_shell.profile_context`)
 each give a :class:`RunTracer` that decides, call by call, whether to trace.
 :class:`SessionRunPatch` replaces ``BaseSession.run`` (and, if asked, wraps the
 callables of ``make_callable``); a call the tracer picks runs with the
@@ -56,6 +56,33 @@ def full_trace(options: Any, run_metadata: Any) -> tuple[Any, Any]:
     if run_metadata is None:
         run_metadata = config_pb2.RunMetadata()
     return traced, run_metadata
+
+
+#: Fetch structures larger than this are told apart by size only.
+_MAX_LEAVES = 256
+
+
+def fetch_key(fetches: Any) -> Any:
+    """A hashable description of a fetch structure: tensor/op names in their nesting."""
+    leaves = [0]
+
+    def key(item: Any) -> Any:
+        leaves[0] += 1
+        if leaves[0] > _MAX_LEAVES:
+            raise OverflowError
+        if isinstance(item, (list, tuple)):
+            return (type(item).__name__,) + tuple(key(i) for i in item)
+        if isinstance(item, dict):
+            return ("dict",) + tuple(sorted((str(k), key(v)) for k, v in item.items()))
+        if isinstance(item, (str, bytes)):
+            return item
+        name = getattr(item, "name", None)
+        return name if isinstance(name, str) else type(item).__name__
+
+    try:
+        return key(fetches)
+    except OverflowError:
+        return ("many", leaves[0])
 
 
 class SessionRunPatch:

@@ -19,39 +19,13 @@ from . import layout
 from .marked_steps import Guarded
 from .oplog import build_op_log
 from .process import ProcessRecording
-from .session_run import SessionRunPatch, TracedCall, full_trace
+from .session_run import SessionRunPatch, TracedCall, fetch_key, full_trace
 from .steps import Dominant, StepPlan
-
-#: Fetch structures larger than this are told apart by size only.
-_MAX_LEAVES = 256
 
 
 class _Step(NamedTuple):
     step: int
     fed_shapes: dict
-
-
-def fetch_key(fetches: Any) -> Any:
-    """A hashable description of a fetch structure: tensor/op names in their nesting."""
-    leaves = [0]
-
-    def key(item: Any) -> Any:
-        leaves[0] += 1
-        if leaves[0] > _MAX_LEAVES:
-            raise OverflowError
-        if isinstance(item, (list, tuple)):
-            return (type(item).__name__,) + tuple(key(i) for i in item)
-        if isinstance(item, dict):
-            return ("dict",) + tuple(sorted((str(k), key(v)) for k, v in item.items()))
-        if isinstance(item, (str, bytes)):
-            return item
-        name = getattr(item, "name", None)
-        return name if isinstance(name, str) else type(item).__name__
-
-    try:
-        return key(fetches)
-    except OverflowError:
-        return ("many", leaves[0])
 
 
 def feed_key(feed_dict: Any) -> tuple:

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..load.stepwise import ModelExtras
 from ..model import ExecStep, GraphNode, Model
+from ..model.extras import ModelExtras
 from ..proto import tfprof_log_pb2
 
 

@@ -12,8 +12,9 @@ import json
 from typing import Any, Optional, Sequence
 
 from ..model.intervals import HAS_DEVICE, HAS_DEVICE_SYNC
-from ..views.step_values import device_values, host_values, memory_values, sync_values, us
-from ..views.steps import DeviceBreakdown, StepBreakdown, StepsResult, average
+from ..views.step_values import (device_part_keys, device_values, host_values, memory_values,
+                                 sync_values, us)
+from ..views.steps import HOST_PARTS, DeviceBreakdown, StepBreakdown, StepsResult, average
 
 SCHEMA_VERSION = 1
 NA = "--"
@@ -49,6 +50,8 @@ def steps_document(result: StepsResult) -> dict[str, Any]:
     doc: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "mode": "steps",
                            "unit": "microseconds", "origin": result.origin,
                            "records": sorted(result.has), "devices": result.devices,
+                           "device_parts": device_part_keys(result.has),
+                           "host_parts": list(HOST_PARTS),
                            "steps": [_step_doc(s, result.has) for s in result.steps]}
     if result.steps:
         avg = _step_doc(average(result.steps), result.has)

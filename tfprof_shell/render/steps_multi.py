@@ -1,37 +1,51 @@
-"""`steps` over several profiles: ranks x steps with the slowest of each step
-(-profiles), and category by category against a base profile (-base)."""
+"""`steps` over several profiles: ranks x steps with the straggler of each step
+(-profiles; by arrival lateness at the collectives where the traces have them, else
+by step wall), and category by category against a base profile (-base)."""
 
 from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
+from ..views.collective_result import CollectivesResult
 from ..views.step_values import device_values, host_values, main_device, us, waited_on
 from ..views.steps import StepBreakdown, StepsResult, average
 from .steps import NA, table
 
 
-def stragglers(results: Sequence[tuple[str, StepsResult]]) -> list[dict[str, Any]]:
-    """Per step present in any profile: the slowest profile, its wall, the spread and
-    what it waited on."""
+def stragglers(results: Sequence[tuple[str, StepsResult]],
+               arrivals: Optional[CollectivesResult] = None) -> list[dict[str, Any]]:
+    """Per step present in any profile: the straggler, its wall, the spread and what it
+    waited on. Where the collectives of the step were aligned (``arrivals``) the straggler
+    is the rank with the largest arrival lateness ("by": "arrival"), else the profile
+    with the longest step wall ("by": "wall")."""
     by_step: dict[int, list[tuple[str, StepBreakdown, frozenset[str]]]] = {}
     for name, r in results:
         for s in r.steps:
             by_step.setdefault(s.step, []).append((name, s, r.has))
+    late = {v.step: v for v in (arrivals.steps if arrivals else ()) if v.straggler}
     out = []
     for step in sorted(by_step):
         runs = by_step[step]
-        name, slow, has = max(runs, key=lambda x: x[1].wall)
+        verdict = late.get(step)
+        chosen = [x for x in runs if verdict is not None and x[0] == verdict.straggler]
+        name, slow, has = chosen[0] if chosen else max(runs, key=lambda x: x[1].wall)
         fast = min(x[1].wall for x in runs)
         what, value = waited_on(slow, has)
-        out.append({"step": step, "profile": name, "wall": us(slow.wall),
-                    "spread": us(slow.wall - fast), "profiles": len(runs),
-                    "waited_on": what, "waited_us": value})
+        entry = {"step": step, "profile": name, "wall": us(slow.wall),
+                 "spread": us(max(x[1].wall for x in runs) - fast), "profiles": len(runs),
+                 "waited_on": what, "waited_us": value, "by": "arrival" if chosen else "wall"}
+        if chosen:
+            assert verdict is not None
+            entry["lateness_us"] = round(verdict.lateness[name])
+            entry["cause"] = verdict.cause.region if verdict.cause else None
+        out.append(entry)
     return out
 
 
-def ranks_text(results: Sequence[tuple[str, StepsResult]]) -> str:
-    """The ranks x steps table: one row per (step, profile); * marks each step's slowest."""
-    slow = {s["step"]: s for s in stragglers(results)}
+def ranks_text(results: Sequence[tuple[str, StepsResult]],
+               arrivals: Optional[CollectivesResult] = None) -> str:
+    """The ranks x steps table: one row per (step, profile); * marks each step's straggler."""
+    slow = {s["step"]: s for s in stragglers(results, arrivals)}
     rows = []
     for step in sorted(slow):
         for name, r in results:
@@ -49,16 +63,28 @@ def ranks_text(results: Sequence[tuple[str, StepsResult]]) -> str:
             rows.append(("%d" % step, name + mark, "%d" % us(s.wall), cell("span"),
                          cell("compute"), cell("idle"), cell("idle_host_wait"),
                          "%s %dus" % (what, value) if value else what))
-    lines = ["Steps across %d profiles; times in us; * the slowest profile of each step "
-             "(its busiest device's figures)." % len(results), ""]
+    by_arrival = any(s["by"] == "arrival" for s in slow.values())
+    rule = ("the rank with the largest arrival lateness at the step's collectives"
+            if by_arrival else "the profile with the longest step")
+    lines = ["Steps across %d profiles; times in us; * the straggler of each step: %s "
+             "(its busiest device's figures)." % (len(results), rule), ""]
     lines += table(("step", "profile", "wall", "span", "compute", "idle", "host_wait",
                     "largest wait"), rows, left=2)
-    lines += ["", "Stragglers:"]
-    lines += table(("step", "slowest", "wall", "spread", "waited on"),
-                   [("%d" % s["step"], s["profile"], "%d" % s["wall"], "%d" % s["spread"],
-                     "%s (%dus)" % (s["waited_on"], s["waited_us"]) if s["waited_us"]
-                     else s["waited_on"]) for s in slow.values()],
-                   left=2)
+    lines += ["", "Stragglers%s:" % (" (lateness: own arrival lateness at the collectives, "
+                                     "see the collectives command)" if by_arrival else "")]
+    head = ["step", "straggler", "by", "wall", "spread", "waited on"]
+    if by_arrival:
+        head[3:3] = ["lateness", "cause"]
+    table_rows = []
+    for s in slow.values():
+        row = ["%d" % s["step"], s["profile"], s["by"], "%d" % s["wall"], "%d" % s["spread"],
+               "%s (%dus)" % (s["waited_on"], s["waited_us"]) if s["waited_us"]
+               else s["waited_on"]]
+        if by_arrival:
+            row[3:3] = ["%d" % s["lateness_us"] if "lateness_us" in s else NA,
+                        s.get("cause") or NA]
+        table_rows.append(row)
+    lines += table(head, table_rows, left=3)
     return "\n".join(lines) + "\n"
 
 

@@ -14,6 +14,7 @@ from ..model import Model
 from ..model.intervals import short_device
 from ..options import Options
 from ..plan import select_profiles
+from ..views.collectives import align_models
 from ..views.kernels import kernel_rows
 from ..views.steps import StepsResult, step_breakdowns
 from .base import Rendered
@@ -65,7 +66,7 @@ def _device(opts: Options, devices: list[str]) -> str:
     return short_device(opts.device)
 
 
-def _deliver(text: str, doc: dict, opts: Options) -> Rendered:
+def deliver_document(text: str, doc: dict, opts: Options) -> Rendered:
     """Text, JSON or nothing, by -output; the JSON document is the result either way
     (what the Python API returns)."""
     out = opts.output
@@ -90,10 +91,11 @@ def run_steps(models: Mapping[str, Model], current: str, opts: Options) -> Rende
     if opts.profiles:
         names = select_profiles(models, opts.profiles)
         results = [(n, breakdown(models[n], n, opts, True)) for n in names]
+        arrivals = align_models(models, names)
         doc = {"schema_version": 1, "mode": "steps",
                "profiles": {n: steps_document(r) for n, r in results},
-               "stragglers": stragglers(results)}
-        return _deliver(ranks_text(results), doc, opts)
+               "stragglers": stragglers(results, arrivals)}
+        return deliver_document(ranks_text(results, arrivals), doc, opts)
     result = breakdown(models[current], current, opts, bool(opts.base))
     if opts.base:
         if opts.base not in models:
@@ -116,7 +118,7 @@ def run_steps(models: Mapping[str, Model], current: str, opts: Options) -> Rende
                          "change": None if a is None or b is None else a - b}
                         for c, a, b in rows]}
         text = diff_text(current, opts.base, rows, opts.step if opts.step >= 0 else None)
-        return _deliver(text, doc, opts)
+        return deliver_document(text, doc, opts)
     if opts.output.kind == "timeline":
         from .steps_timeline import steps_trace
         from .timeline import notice
@@ -124,7 +126,7 @@ def run_steps(models: Mapping[str, Model], current: str, opts: Options) -> Rende
         return Rendered(notice(path), writes=[(path, steps_trace(models[current], result))],
                         result=steps_document(result))
     title = "Steps of %s" % current if len(models) > 1 else "Steps"
-    return _deliver(steps_text(result, title), steps_document(result), opts)
+    return deliver_document(steps_text(result, title), steps_document(result), opts)
 
 
 def run_kernels(model: Model, opts: Options) -> Rendered:
@@ -147,4 +149,5 @@ def run_kernels(model: Model, opts: Options) -> Rendered:
                        lambda name: show(name) and not hide(name))
     where = "%s, %s" % (device or "all devices",
                         "step %d" % opts.step if opts.step >= 0 else "all steps")
-    return _deliver(kernels_text(rows, where), kernels_document(rows, opts.step, device), opts)
+    return deliver_document(kernels_text(rows, where),
+                            kernels_document(rows, opts.step, device), opts)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Optional, Sequence, Union
 
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
@@ -196,6 +196,9 @@ class CompletionEngine:
         return []
 
     def _names(self, spec: OptionSpec, item: str, cmd: Command) -> list[Candidate]:
+        if item.startswith("^"):  # an anchored regex: complete the name after the anchor
+            return [replace(c, text="^" + c.text, length=c.length + 1)
+                    for c in self._names(spec, item[1:], cmd)]
         if cmd.name == "kernels":
             typed = _unescape(item)
             return [Candidate(escape_name(n), len(item), n, "kernel")

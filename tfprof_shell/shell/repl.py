@@ -26,6 +26,7 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.output import Output, create_output
 from prompt_toolkit.styles import Style
 
+from ..progress_bar import terminal_progress
 from ..version import __version__
 from ..errors import EXIT_INTERNAL, UserError, internal_error_line, print_debug_traceback
 from . import pager as pagers
@@ -66,6 +67,8 @@ def run_shell(session: Session, history_file: Optional[str] = None, stdin: Optio
     stderr = sys.stderr if stderr is None else stderr
     if session.progress is None:
         session.progress = _progress_to(stderr)
+    if session.load_progress is None:
+        session.load_progress = terminal_progress(stderr)
     if input is None and not _isatty(stdin):
         return run_pipe(session, stdin, stdout, stderr)
     repl = Repl(session, history_file, stdout, stderr, pager=pager, input=input, output=output)

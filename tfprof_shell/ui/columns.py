@@ -132,6 +132,32 @@ def multi_columns(result: MultiResult) -> dict[str, Any]:
     return doc
 
 
+def row_starts(result: ViewResult) -> list[int]:
+    """Each row's first start (µs, -1 unknown): the earliest execution start of its graph
+    nodes and of the rows below it, in the step shown (all steps: the first one each
+    node ran in, which orders rows by time within a step). For time-ordered flames."""
+    nodes, parents = _flatten(result.root)
+    step = result.options.step
+    out = []
+    for node in nodes:
+        members = node.graph_nodes or ((node.graph_node,) if node.graph_node is not None else ())
+        best = -1
+        for g in members:
+            run = g.steps_run
+            if not run:
+                continue
+            rec = g.exec_step(step if step >= 0 else min(run))
+            if rec is not None and rec.all_start_micros > 0 and \
+                    (best < 0 or rec.all_start_micros < best):
+                best = rec.all_start_micros
+        out.append(best)
+    for row in range(len(nodes) - 1, 0, -1):
+        p, mine = parents[row], out[row]
+        if mine >= 0 and (out[p] < 0 or mine < out[p]):
+            out[p] = mine
+    return out
+
+
 def _op_of(node: DisplayNode) -> str:
     gnode = node.graph_node
     return gnode.op if gnode is not None else ""
@@ -181,6 +207,10 @@ def row_details(result: Any, row: int) -> dict[str, Any]:
     model_nodes = getattr(result.model, "nodes", {})
     out = {"name": node.name, "self": _all_values(node.self_stats),
            "total": _all_values(node.total)}
+    if result.view == "op" and row > 0:
+        # an op row's engine total runs on over the rows below it: its own is its self
+        out["cumulative"] = out["total"]
+        out["total"] = out["self"]
     gnode: Optional[GraphNode] = node.graph_node
     if gnode is not None:
         out.update(_graph_node_facts(gnode, model_nodes))

@@ -9,11 +9,16 @@ from __future__ import annotations
 
 import argparse
 import os
+import time
 import webbrowser
-from typing import Any, Optional, Sequence, TextIO
+from typing import Any, Callable, Optional, Sequence, TextIO
 
-from ..errors import UsageError
+from ..errors import UsageError, UserError
+from ..load.progress import Progress
 from . import INSTALL_HINT, guard, require_server
+
+#: Seconds a failed load keeps serving, so that an open page can show the error.
+_LAST_WORD = 1.5
 
 
 class _Parser(argparse.ArgumentParser):
@@ -85,21 +90,41 @@ def parse_flags(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
     return flags, list(rest)
 
 
-def serve(session: Any, flags: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    """Serve ``session`` until Ctrl-C: print the URL, open a browser unless told not to."""
+def serve(open_session: Callable[[Progress], Any], flags: argparse.Namespace,
+          stdout: TextIO, stderr: TextIO) -> int:
+    """Serve until Ctrl-C: print the URL, open a browser unless told not to, then load.
+
+    The page shows the loading's progress (``open_session`` is given a
+    Progress to report to and returns the Session) and the views once it is
+    done. A failed load is raised here, after an open page had a moment to
+    show it.
+    """
     require_server()
+    from .loading import LoadingState
     from .runner import LineRunner
     from .server import UiServer
+    loading = LoadingState()
     try:
-        server = UiServer(LineRunner(session), flags.host, flags.port, stderr)
+        server = UiServer(None, flags.host, flags.port, stderr, loading)
     except OSError as exc:
         raise UsageError("ui: cannot listen on %s:%d: %s"
                          % (flags.host, flags.port, exc.strerror or exc)) from None
-    announce(server.url, flags.host, server.port, stdout)
-    if not flags.no_browser and not os.environ.get("SSH_CONNECTION"):
-        webbrowser.open(server.url)
+    server.start()
     try:
-        server.serve_forever()
+        announce(server.url, flags.host, server.port, stdout)
+        if not flags.no_browser and not os.environ.get("SSH_CONNECTION"):
+            webbrowser.open(server.url)
+        try:
+            session = open_session(loading)
+        except UserError as exc:
+            loading.fail(exc.message)
+            if loading.watched():
+                time.sleep(_LAST_WORD)
+            raise
+        server.app.ready(LineRunner(session))
+        server.wait()
     except KeyboardInterrupt:
         stdout.write("tfprof ui: stopped\n")
+    finally:
+        server.stop()
     return 0

@@ -14,17 +14,18 @@ import threading
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Optional
 
-from .. import commands
+from .. import commands, metrics
 from ..combine.result import MultiResult
 from ..errors import UsageError
 from ..model import stats as S
 from ..options import DEFAULTS, OPTION_SPECS, Options, format_dump, format_value
 from ..outputs import Output
+from ..render.json_out import numeric_attributes
 from ..render.multi import render_multi_text
 from ..render.profiles import total_micros
 from ..render.text import render_text
 from ..views.base import ViewResult
-from .columns import multi_columns, row_details, view_columns
+from .columns import multi_columns, row_details, row_starts, view_columns
 
 if TYPE_CHECKING:
     from ..session import Session
@@ -32,8 +33,6 @@ if TYPE_CHECKING:
 #: Commands the browser may run (load/unload name files; quit and ui make no sense there).
 ALLOWED_KINDS = frozenset({commands.VIEW, "advise", "set", "help", "profiles", "use", "steps",
                            "kernels"})
-#: The per-step chart covers at most this many steps.
-STEP_LIMIT = 400
 _NONE = Output("none")
 _STDOUT = Output()
 
@@ -48,6 +47,20 @@ def changed_tokens(opts: Options, base: Options = DEFAULTS) -> list[str]:
     return out
 
 
+def vocabulary(model: Any) -> str:
+    """Whose names the page shows for the root and devices: "engine" (TensorFlow 1's
+    ``_TFProfRoot``, ``/job:localhost/.../device:GPU:0``) on TensorFlow 1 profiles and
+    timelines, "framework" (a total, ``gpu:0``) on PyTorch traces and XSpace files."""
+    kind = model.source.kind
+    if kind == "xplane":
+        return "framework"
+    if kind == "chrome_trace":  # a PyTorch trace, or a TF1 timeline (TensorFlow op types)
+        for node in model.nodes.values():
+            if node.op.startswith("aten::"):
+                return "framework"
+    return "engine"
+
+
 class LineRunner:
     """The session seen through shell lines, for the web server (thread-safe)."""
 
@@ -58,6 +71,7 @@ class LineRunner:
         self._engine: Any = None
         #: The Timeline page's prepared lanes by line (see timeline.py).
         self.timelines: "OrderedDict[tuple, Any]" = OrderedDict()
+        self._present_of: Optional[tuple[tuple, list[str]]] = None
 
     # -- lines ---------------------------------------------------------------
 
@@ -78,10 +92,15 @@ class LineRunner:
             raise UsageError("set -output: not available in the web UI; use the shell")
         return request
 
-    def run(self, line: str, text: bool = False) -> dict[str, Any]:
+    def run(self, line: str, text: bool = False, document: bool = False,
+            starts: bool = False) -> dict[str, Any]:
         """Run one line: columns for a view, the shell's text for the rest.
 
         ``text``: a view's answer also carries the text the shell prints.
+        ``document``: a `steps` or `kernels` answer carries the document `-output json`
+        prints (``"kind": "document"``) instead of the text.
+        ``starts``: a single profile's view also carries each row's first start
+        (columns.row_starts), for time-ordered flame graphs.
         """
         with self.lock:
             request = self.check(line)
@@ -90,9 +109,18 @@ class LineRunner:
                 value, notes = self._view(line, request)
                 answer = (multi_columns(value) if isinstance(value, MultiResult)
                           else view_columns(value))
+                if isinstance(value, ViewResult) and value.view == "op":
+                    answer["more"] = self._op_rows_below(request, value)
+                if starts and isinstance(value, ViewResult):
+                    answer["start"] = row_starts(value)
                 if text:
                     answer["text"] = (render_multi_text(value) if isinstance(value, MultiResult)
                                       else render_text(value))
+            elif document and kind in ("steps", "kernels"):
+                reply = self.session.execute_words(commands.split_line(line) +
+                                                   ["-output", "none"])
+                notes = list(reply.notes)
+                answer = {"kind": "document", "document": reply.result}
             elif kind == "advise":
                 reply = self.session.run_advise(request.options.replace(output=_STDOUT))
                 notes = list(reply.notes)
@@ -123,6 +151,21 @@ class LineRunner:
         while len(self._results) > 4:
             self._results.popitem(last=False)
         return kept
+
+    def _op_rows_below(self, request: commands.Request, shown: ViewResult) -> dict[str, Any]:
+        """The op types an op view leaves out below its last row (-max_depth): how many,
+        and their summed own values (the rows -max_depth would add)."""
+        opts = request.options
+        if opts.account_displayed_op_only:
+            return {"rows": 0, "total": {}}
+        everything = self.session.run_view("op", opts.replace(
+            output=_NONE, max_depth=(1 << 31) - 1)).result
+        rows = everything.root.children
+        cut = rows[len(shown.root.children):]
+        attrs = numeric_attributes(opts.select)
+        return {"rows": len(cut),
+                "total": {a: sum(n.self_stats[metrics.ATTRIBUTES[a].stat] for n in cut)
+                          for a in attrs}}
 
     def _later_notes(self) -> list[str]:
         notes = []
@@ -171,11 +214,28 @@ class LineRunner:
                 "profiles": self._profiles(),
                 "current": s.current,
                 "options": changed_tokens(s.options),
+                "present": self._present(),
                 "dump": format_dump(s.options),
                 "commands": [{"name": c.name, "summary": c.summary}
                              for c in commands.COMMANDS.values()
                              if c.kind in ALLOWED_KINDS],
             }
+
+    def _present(self) -> list[str]:
+        """The attributes the current profile has any value of (a -min_* option on the
+        others cannot act); computed once per profile."""
+        model = self.session.model
+        key = (self.session.current, id(model))
+        if self._present_of is None or self._present_of[0] != key:
+            sums = [0] * S.N_SELF
+            for node in model.nodes.values():
+                for k, v in enumerate(node.stats(-1)):
+                    if v:
+                        sums[k] = 1
+            names = [name for name, a in metrics.ATTRIBUTES.items()
+                     if a.stat is not None and a.stat < S.N_SELF and sums[a.stat]]
+            self._present_of = (key, names)
+        return self._present_of[1]
 
     def _profiles(self) -> list[dict[str, Any]]:
         out = []
@@ -183,24 +243,7 @@ class LineRunner:
             model = views.model
             out.append({"name": name, "current": name == self.session.current,
                         "kind": model.source.kind, "paths": list(model.source.paths),
+                        "vocabulary": vocabulary(model),
                         "steps": list(model.steps), "nodes": len(model.nodes),
                         "micros": total_micros(model)})
         return out
-
-    def step_totals(self, names: Optional[list[str]] = None) -> dict[str, Any]:
-        """Each profile's total execution time per recorded step (the first STEP_LIMIT)."""
-        with self.lock:
-            profiles = self.session.profiles
-            chosen = [n for n in (names or list(profiles)) if n in profiles]
-            steps = sorted({st for n in chosen for st in profiles[n].model.steps})
-            shown = steps[:STEP_LIMIT]
-            rows = []
-            for name in chosen:
-                model = profiles[name].model
-                have = set(model.steps)
-                rows.append({"name": name, "micros": [
-                    sum(node.stats(st)[S.EXEC] for node in model.nodes.values())
-                    if st in have else None for st in shown]})
-            notes = (["%d steps: the first %d are shown" % (len(steps), STEP_LIMIT)]
-                     if len(steps) > STEP_LIMIT else [])
-            return {"steps": shown, "profiles": rows, "notes": notes}

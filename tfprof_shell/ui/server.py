@@ -1,8 +1,11 @@
 """The web UI's HTTP server: a Werkzeug WSGI application and its thread.
 
 Routes: ``/`` (the page; ``?token=`` is exchanged for the cookie),
-``/static/NAME`` (package files), ``GET /api/state|controls|steps|trace``
-and ``POST /api/run|complete|details|timeline``. Every route needs the
+``/static/NAME`` (package files), ``GET /api/state|controls|trace|progress``
+and ``POST /api/run|complete|details|timeline|timeline/event|timeline/range|kernel|
+steps/segment``. While the profiles are still loading (no runner yet), ``/`` is the
+loading page, ``/api/progress`` says how far loading got and the other routes answer
+503. Every route needs the
 cookie and an allowed Host (guard.py); POSTs also need a same-origin
 Origin and a JSON body. A user mistake is a 400 with the shell's one-line
 message; anything else is a 500 with one line, and the server goes on.
@@ -26,8 +29,10 @@ from werkzeug.wrappers import Request, Response
 from ..errors import UserError
 from . import guard
 from .controls import controls_document
+from .lookups import kernel_facts, step_segment
+from .loading import LoadingState
 from .runner import LineRunner
-from .timeline import timeline_lanes, trace_json
+from .timeline import timeline_event, timeline_range, timeline_window, trace_json
 
 STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 _STATIC_NAME = re.compile(r"[a-z_]+\.(js|css|svg|png|html)\Z")
@@ -46,9 +51,11 @@ class _QuietHandler(WSGIRequestHandler):
 class UiApp:
     """The WSGI application: guard every request, then route it to the runner."""
 
-    def __init__(self, runner: LineRunner, token: str, hosts: frozenset[str],
-                 log: Optional[TextIO] = None) -> None:
-        self.runner = runner
+    def __init__(self, runner: Optional[LineRunner], token: str, hosts: frozenset[str],
+                 log: Optional[TextIO] = None, loading: Optional[LoadingState] = None) -> None:
+        #: None while the profiles load (see :meth:`ready`).
+        self.runner: Any = runner
+        self.loading = loading
         self.token = token
         self.hosts = hosts
         self.log = log
@@ -56,20 +63,39 @@ class UiApp:
         self._get: dict[str, Callable[[Request], Response]] = {
             "/api/state": lambda r: _json(r, self.runner.state()),
             "/api/controls": lambda r: _json(r, self.controls()),
-            "/api/steps": lambda r: _json(r, self.runner.step_totals(
-                [n for n in r.args.get("profiles", "").split(",") if n] or None)),
             "/api/trace": self._trace,
         }
         self._post: dict[str, Callable[[Request, dict], Response]] = {
-            "/api/run": lambda r, b: _json(r, self.runner.run(_str(b, "line"),
-                                                              bool(b.get("text")))),
+            "/api/run": lambda r, b: _json(r, self.runner.run(
+                _str(b, "line"), bool(b.get("text")), bool(b.get("document")),
+                bool(b.get("starts")))),
+            "/api/kernel": lambda r, b: _json(r, kernel_facts(self.runner, _str(b, "name"))),
+            "/api/steps/segment": lambda r, b: _json(r, step_segment(
+                self.runner, _str(b, "profile"), _int(b, "step"), _str(b, "device"),
+                _str(b, "part"))),
             "/api/complete": lambda r, b: _json(r, self.runner.complete(_str(b, "text"))),
             "/api/details": lambda r, b: _json(r, self.runner.details(_str(b, "line"),
                                                                       _int(b, "row"))),
-            "/api/timeline": lambda r, b: _json(r, timeline_lanes(
+            "/api/timeline": lambda r, b: _json(r, timeline_window(
                 self.runner, _str(b, "line"), _num(b, "t0", None), _num(b, "t1", None),
-                int(_num(b, "width", 1000)))),
+                int(_num(b, "width", 1000)), _strs(b, "collapsed"))),
+            "/api/timeline/event": lambda r, b: _json(r, timeline_event(
+                self.runner, _str(b, "line"), _int(b, "event"))),
+            "/api/timeline/range": lambda r, b: _json(r, timeline_range(
+                self.runner, _str(b, "line"), _num(b, "t0", 0), _num(b, "t1", 0),
+                _ints(b, "lanes"))),
         }
+
+    def ready(self, runner: LineRunner) -> None:
+        """The profiles are loaded: serve them through ``runner``."""
+        self.runner = runner
+        if self.loading is not None:
+            self.loading.finish()
+
+    def _progress(self, request: Request) -> Response:
+        if self.loading is not None:
+            return _json(request, self.loading.snapshot())
+        return _json(request, {"ready": self.runner is not None, "error": None})
 
     def controls(self) -> dict[str, Any]:
         if self._controls is None:
@@ -113,6 +139,12 @@ class UiApp:
             return self._dispatch_post(request, host)
         if request.method not in ("GET", "HEAD"):
             return _error(405, "method not allowed")
+        if request.path == "/api/progress":
+            return self._progress(request)
+        if self.runner is None and not request.path.startswith("/static/"):
+            if request.path == "/":
+                return _static("loading.html")
+            return _error(503, "the profiles are still loading")
         if request.path == "/":
             return _static("index.html")
         if request.path.startswith("/static/"):
@@ -127,6 +159,8 @@ class UiApp:
     def _dispatch_post(self, request: Request, host: str) -> Response:
         if not guard.same_origin(request.headers, host):
             return _error(403, "forbidden: cross-origin request")
+        if self.runner is None and request.path in self._post:
+            return _error(503, "the profiles are still loading")
         handler = self._post.get(request.path)
         if handler is None:
             return _error(404 if request.path not in self._get else 405, "not found")
@@ -158,6 +192,21 @@ def _int(body: dict, key: str) -> int:
     value = body.get(key)
     if not isinstance(value, int) or isinstance(value, bool):
         raise UserError("%s: expected an integer" % key)
+    return value
+
+
+def _strs(body: dict, key: str) -> list[str]:
+    value = body.get(key) or []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise UserError("%s: expected a list of strings" % key)
+    return value
+
+
+def _ints(body: dict, key: str) -> list[int]:
+    value = body.get(key) or []
+    if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool)
+                                              for v in value):
+        raise UserError("%s: expected a list of integers" % key)
     return value
 
 
@@ -195,10 +244,10 @@ def _static(name: str) -> Response:
 class UiServer:
     """A running server: its URL (with the token) and a stop()."""
 
-    def __init__(self, runner: LineRunner, host: str = "127.0.0.1", port: int = 0,
-                 log: Optional[TextIO] = None) -> None:
+    def __init__(self, runner: Optional[LineRunner], host: str = "127.0.0.1", port: int = 0,
+                 log: Optional[TextIO] = None, loading: Optional[LoadingState] = None) -> None:
         self.token = guard.new_token()
-        self.app = UiApp(runner, self.token, frozenset(), log)
+        self.app = UiApp(runner, self.token, frozenset(), log, loading)
         self.httpd = make_server(host, port, self.app, threaded=True,
                                  request_handler=_QuietHandler)
         self.host = host
@@ -222,6 +271,11 @@ class UiServer:
     def serve_forever(self) -> None:
         """Serve in this thread until interrupted."""
         self.httpd.serve_forever()
+
+    def wait(self) -> None:
+        """Wait (interruptibly) while the thread of :meth:`start` serves."""
+        while self._thread is not None and self._thread.is_alive():
+            self._thread.join(0.5)
 
     def stop(self) -> None:
         self.httpd.shutdown()

@@ -160,7 +160,7 @@ class CodeView:
         """Account, filter, sort and freeze the call-stack tree for one command."""
         step = opts.step
         accounting = Accounting(opts.account_type_regexes)
-        flt = Filter(opts, "code")
+        flt = Filter(opts, "code", self.model.signed_memory)
         notes = list(self.notes)
         if opts.account_displayed_op_only:
             notes.append("Note: code view ignores account_displayed_op_only")

@@ -44,7 +44,7 @@ class GraphView:
         """Account, filter, sort and freeze the graph tree for one command."""
         step = opts.step
         accounting = Accounting(opts.account_type_regexes)
-        flt = Filter(opts, "graph")
+        flt = Filter(opts, "graph", self.model.signed_memory)
         displayed_only = opts.account_displayed_op_only
         order_by = opts.order_by
         root = self.root

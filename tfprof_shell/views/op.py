@@ -37,7 +37,7 @@ class OpView:
         """Account, chain, filter and freeze the op list for one command."""
         step = opts.step
         accounting = Accounting(opts.account_type_regexes)
-        flt = Filter(opts, "op")
+        flt = Filter(opts, "op", self.model.signed_memory)
         root = self.root
         for entry in self.entries:
             snapshot(entry, accounting, step)

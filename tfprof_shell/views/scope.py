@@ -65,13 +65,14 @@ class ScopeView:
         """Account, filter, sort and freeze the tree for one command."""
         step = opts.step
         accounting = Accounting(opts.account_type_regexes)
-        flt = Filter(opts, "scope")
+        flt = Filter(opts, "scope", self.model.signed_memory)
 
         def reaccount(nodes: list[ViewNode]) -> list[ViewNode]:
             if accounting.match_all:
                 if self._order is None:
                     self._order = postorder(self.root.children)
-                return account_scope_all(self._order, nodes, step)
+                kept, self._nonnegative[step] = account_scope_all(self._order, nodes, step)
+                return kept
             return account_scope_tree(nodes, step, accounting)
 
         def nonnegative() -> bool:  # own statistics are the graph nodes', whatever the accounting

@@ -10,12 +10,29 @@ from typing import Any, Optional
 
 from ..model.intervals import (HAS_BYTES, HAS_DEVICE_SYNC, HAS_HOST_COMM, HAS_INPUT,
                                HAS_LAUNCH, HAS_SYNC, MEMORY_KINDS)
-from .steps import (HOST_PARTS, DeviceBreakdown, HostBreakdown, StepBreakdown, device_parts,
+from .steps import (DEVICE_PARTS, HOST_PARTS, DeviceBreakdown, HostBreakdown, StepBreakdown,
+                    device_parts,
                     micros_parts)
 
 #: Host parts and the fact a format must record for the part to be known.
 _HOST_NEEDS = {"sync": HAS_SYNC, "input": HAS_INPUT, "launch": HAS_LAUNCH,
                "communication": HAS_HOST_COMM}
+
+
+#: A steps document's key for a part of views.steps.DEVICE_PARTS, where it differs.
+_DOC_KEY = {"other_exposed": "other", "sync_exposed": "sync"}
+
+
+def device_part_keys(has: frozenset[str]) -> list[str]:
+    """The keys of a steps document's device figures that add up to its ``span``, in
+    the order they are taken (idle whole where the format records no launches; sync
+    only where it records device-side syncs)."""
+    keys = [_DOC_KEY.get(p, p) for p in DEVICE_PARTS]
+    if HAS_DEVICE_SYNC not in has:
+        keys.remove("sync")
+    if HAS_LAUNCH not in has:
+        keys = [k for k in keys if not k.startswith("idle_")] + ["idle"]
+    return keys
 
 
 def us(ns: int) -> int:

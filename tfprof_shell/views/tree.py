@@ -13,6 +13,7 @@ from typing import Callable, Optional, Sequence
 
 from ..engine.account import Accounting
 from ..engine.filter import Filter
+from ..model import stats as S
 from .base import ZERO_TOTAL, DisplayNode, ViewNode, sum_totals, total_with
 
 
@@ -80,19 +81,25 @@ def postorder(roots: list[ViewNode]) -> list[ViewNode]:
     return order
 
 
-def account_scope_all(order: list[ViewNode], roots: list[ViewNode], step: int) -> list[ViewNode]:
+def account_scope_all(order: list[ViewNode], roots: list[ViewNode],
+                      step: int) -> tuple[list[ViewNode], bool]:
     """account_scope_tree under the match-all regex; ``order`` = postorder(roots).
 
     Every node is accounted, hence kept with all its children: one flat loop
-    over the nodes, no new lists.
+    over the nodes, no new lists. Also says whether no node's own statistics
+    are below 0 (see stats_nonnegative), found on the way.
     """
+    zero = S.ZERO_SELF
+    negative = False
     for node in order:
         own = node.self = node.gnode.stats(step)
+        if own is not zero and min(own) < 0:
+            negative = True
         node.account = True
         children = node.children
         node.kept = children
         node.total = total_with(own, children)
-    return roots
+    return roots, not negative
 
 
 def search_roots(nodes: list[ViewNode], start: Callable[[str], bool]) -> list[ViewNode]:

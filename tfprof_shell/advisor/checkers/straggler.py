@@ -8,6 +8,7 @@ from typing import Mapping
 from ...model import Model
 from ...views.step_values import waited_on
 from ..catalog import STRAGGLER as NAME
+from .arrivals import arrival_reports
 from .base import Checker, Findings, Subject
 from .step_figures import step_figures
 
@@ -26,6 +27,10 @@ def check(subject: Subject) -> Findings:
     findings = Findings()
     peers = peers_of(subject)
     if len(peers) < 2:
+        return findings
+    by_arrival = arrival_reports(peers)
+    if by_arrival is not None:
+        findings.reports.extend(by_arrival)
         return findings
     walls: dict[int, dict[str, int]] = {}
     figures = {}

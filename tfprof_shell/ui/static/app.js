@@ -1,32 +1,52 @@
-// The page: a command box holding a literal shell line, the option sidebar
-// generated from the options table, and the pages that show the line.
+// The page: a command box holding a literal shell line, the option sidebar generated
+// from the options table, and the pages that show the line. The page's state (page,
+// line, table order, compare threshold) is the URL; each new view is a history entry,
+// and a line the shell refuses changes nothing but the status line.
 
 import {get, post, run} from "./api.js";
+import {renderChips} from "./chips.js";
 import {buildControls} from "./controls.js";
 import {el, fill} from "./dom.js";
-import {FlameGraph} from "./flame.js";
 import * as L from "./line.js";
 import {ViewTree} from "./model.js";
-import {showAdvise, showCompare, showOverview, showRanks} from "./pages.js";
-import {showDetails} from "./details.js";
-import {TreeTable} from "./table.js";
-import {Timeline} from "./timeline.js";
+import {ADVISE, COMPARE, OVERVIEW, RANKS} from "./pages.js";
+import {KERNELS} from "./kernels.js";
+import {STEPS} from "./steps.js";
+import {FLAME, TIMELINE, VIEWS} from "./viewpages.js";
 
-const VIEWS = ["scope", "graph", "op", "code"];
+export const VIEW_COMMANDS = ["scope", "graph", "op", "code"];
 const $ = (id) => document.getElementById(id);
 
+/** The pages, in tab order: name -> {title, lineFor(line), load(line), show(data)}.
+ * A new page is one more entry (registerPage); its section is made if index.html
+ * has none. */
+const PAGES = new Map();
+
+export function registerPage(name, page) {
+  PAGES.set(name, page);
+}
+
+for (const [name, page] of [["overview", OVERVIEW], ["views", VIEWS], ["flame", FLAME],
+  ["timeline", TIMELINE], ["steps", STEPS], ["kernels", KERNELS], ["compare", COMPARE],
+  ["ranks", RANKS], ["advise", ADVISE]]) registerPage(name, page);
+
 export const app = {
-  page: "views",
+  page: "overview",
   line: "scope",
+  sort: "",
+  threshold: 0,
   state: null,
   controls: null,
   tables: {},
+  /** The last line each page showed (a tab keeps its own line when others change it). */
+  lines: {},
   /** Last painted view: {page, line, ms} (browser tests and the benchmark read it). */
   painted: null,
+  typed: [],
 };
 window.tfprofApp = app;
 
-// -- status line ------------------------------------------------------------
+// -- status line ------------------------------------------------------------------
 
 export function status(text, kind = "note") {
   const node = $("status");
@@ -39,162 +59,137 @@ export function showOutput(text) {
   $("output-panel").hidden = !text;
 }
 
-// -- the line ----------------------------------------------------------------
-
-/** Make `line` the page's line (URL, box, sidebar) and show it on the current page. */
-export function setLine(line, page) {
-  app.line = line.trim();
-  if (page) app.page = page;
-  $("cmd").value = app.line;
-  const params = new URLSearchParams({page: app.page, line: app.line});
-  history.replaceState(null, "", "/?" + params.toString());
-  for (const b of document.querySelectorAll("#tabs button")) {
-    b.classList.toggle("active", b.dataset.page === app.page);
-  }
-  buildControls($("controls"), app, setLine);
-  return showPage();
-}
-
-function viewLine() {
-  const cmd = L.command(app.line);
-  return VIEWS.includes(cmd) ? app.line : "scope";
-}
-
-async function showPage() {
-  for (const section of document.querySelectorAll(".page")) {
-    section.hidden = section.id !== "page-" + app.page;
-  }
-  const started = performance.now();
-  try {
-    await PAGES[app.page]();
-    await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
-    app.painted = {page: app.page, line: app.line, ms: performance.now() - started};
-  } catch (e) {
-    status(e.message, "error");
-    app.painted = {page: app.page, line: app.line, error: e.message};
-  }
-}
-
 /** Run a view line and return its tree; notes go to the status line. */
 export async function runView(line, text = false) {
   status("running: " + line, "busy");
   const answer = await run(line, text);
   const notes = answer.notes.length ? " — " + answer.notes.join("; ") : "";
   status(`${line}: ${answer.rows} rows${notes}`, "note");
-  return {tree: new ViewTree(answer), answer};
+  const tree = new ViewTree(answer);
+  const cur = app.state && app.state.profiles.find((p) => p.current);
+  if (cur && cur.vocabulary === "framework") tree.rootLabel = "total";
+  return {tree, answer};
 }
 
-// -- pages --------------------------------------------------------------------
+/** Run a steps or kernels line for its JSON document. */
+export async function runDocument(line) {
+  status("running: " + line, "busy");
+  const answer = await post("/api/run", {line, document: true});
+  status(line + (answer.notes.length ? ": " + answer.notes.join("; ") : ""), "note");
+  return answer.document;
+}
 
-const PAGES = {
-  overview: () => showOverview(app, setLine),
-  views: showViews,
-  flame: showFlame,
-  timeline: showTimeline,
-  compare: () => showCompare(app, setLine, table("cmp-table")),
-  ranks: () => showRanks(app, setLine, table("rk-table")),
-  advise: () => showAdvise(app, setLine),
-};
+// -- navigation --------------------------------------------------------------------
 
-/** The tree-table living in element `id` (made once). */
-export function table(id) {
-  if (!app.tables[id]) {
-    app.tables[id] = new TreeTable($(id), {
-      onSelect: (row) => { if (id === "views-table") showDetails($("details"), app, row); },
-      onMenu: (row, x, y) => rowMenu(app.tables[id], row, x, y),
-    });
+function section(name) {
+  let node = $("page-" + name);
+  if (!node) {
+    node = el("section", {id: "page-" + name, class: "page", hidden: true});
+    $("pages").append(node);
   }
-  return app.tables[id];
+  return node;
 }
 
-async function showViews() {
-  const line = viewLine();
-  if (line !== app.line) app.line = line;
-  const wantText = $("views-text").checked;
-  const {tree, answer} = await runView(line, wantText);
-  const t = table("views-table");
-  t.setTree(tree, 2);
-  app.viewTree = tree;
-  $("views-textout").hidden = !wantText;
-  $("views-textout").textContent = answer.text || "";
-  fill($("details"), el("p", {class: "hint", text: "Click a row for its details; right-click (or \u22ef) for focus, hide, trim and accounting."}));
-  const q = $("views-search").value;
-  if (q) $("views-found").textContent = `${t.search(q)} found`;
+function urlOf(s) {
+  const params = new URLSearchParams({page: s.page, line: s.line});
+  if (s.sort) params.set("sort", s.sort);
+  if (s.threshold) params.set("threshold", String(s.threshold));
+  return "/?" + params.toString();
 }
 
-let flame = null;
-
-async function showFlame() {
-  const cmd = L.command(app.line);
-  const view = cmd === "code" ? "code" : "scope";
-  $("flame-view").value = view;
-  const line = cmd === view ? app.line : L.withCommand(app.line, view);
-  const {tree} = await runView(line);
-  if (!flame) flame = new FlameGraph($("flame"));
-  flame.setInverted($("flame-inverted").checked);
-  flame.setTree(tree);
-  const q = $("flame-search").value;
-  $("flame-found").textContent = q ? `${flame.search(q)} found` : "";
+function current() {
+  return {page: app.page, line: app.line, sort: app.sort, threshold: app.threshold};
 }
 
-let timeline = null;
+let navigating = 0;
 
-async function showTimeline() {
-  // The graph view gives the per-device schedule (all steps end to end unless the
-  // line has -step N); code keeps its stacked call tree.
-  let line = viewLine();
-  if (L.command(line) !== "code") line = L.withCommand(line, "graph");
-  if (!timeline) {
-    timeline = new Timeline($("timeline"), {
-      onNote: (text) => { $("tl-note").textContent = text; },
-      onError: (text) => status(text, "error"),
-    });
+/**
+ * Show `target` ({page, line, sort, threshold}; missing parts stay as they are).
+ * The page's data is fetched first: if the shell refuses the line, the status line
+ * says why and the page, the URL and the command box keep the last good view.
+ * push: a new history entry (false: replace, for Back/Forward and reloads).
+ */
+export async function navigate(target, {push = true} = {}) {
+  const next = {...current(), ...target};
+  const page = PAGES.get(next.page) || PAGES.get("views");
+  if (!PAGES.has(next.page)) next.page = "views";
+  next.line = (page.lineFor(next.line.trim(), app) ?? next.line).trim();
+  if (target.page !== undefined && target.page !== app.page && target.sort === undefined) next.sort = "";
+  const seq = ++navigating;
+  const started = performance.now();
+  let loaded;
+  try {
+    loaded = await page.load(next.line, app, next);
+  } catch (e) {
+    if (seq !== navigating) return false;
+    status(e.message, "error");
+    $("cmd").value = app.line;
+    app.painted = {page: next.page, line: next.line, error: e.message};
+    return false;
   }
-  $("tl-download").href = "/api/trace?" + new URLSearchParams({line}).toString();
-  status("timeline of: " + line, "note");
-  await timeline.load(line);
+  if (seq !== navigating) return false;
+  if (loaded.line) next.line = loaded.line;
+  const changed = next.page !== app.page || next.line !== app.line;
+  Object.assign(app, next);
+  app.lines[next.page] = next.line;
+  const url = urlOf(next);
+  if (push && changed) history.pushState(next, "", url);
+  else history.replaceState(next, "", url);
+  $("cmd").value = app.line;
+  for (const b of document.querySelectorAll("#tabs button")) {
+    b.classList.toggle("active", b.dataset.page === app.page);
+  }
+  for (const s of document.querySelectorAll(".page")) s.hidden = s.id !== "page-" + app.page;
+  section(app.page).hidden = false;
+  buildControls($("controls"), app, (line) => navigate({line}));
+  renderChips($("chips"), app.line, (line) => navigate({line}));
+  try {
+    await page.show(loaded.data, app, next);
+    await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+    app.painted = {page: app.page, line: app.line, ms: performance.now() - started};
+  } catch (e) {
+    status(e.message, "error");
+    app.painted = {page: app.page, line: app.line, error: e.message};
+  }
+  return true;
 }
 
-// -- row menu -------------------------------------------------------------------
-
-function rowMenu(t, row, x, y) {
-  const tree = t.tree;
-  const name = tree.name(row);
-  const exact = L.exactRegex(name);
-  const op = tree.answer.view === "op" ? name : tree.op(row);
-  const items = [
-    ["Focus: start the display here", (l) => L.addRegex(l, "start_name_regexes", exact, true)],
-    ["Show only this name", (l) => L.addRegex(l, "show_name_regexes", exact, true)],
-    ["Hide this name", (l) => L.addRegex(l, "hide_name_regexes", exact, false)],
-    ["Trim: do not descend below it", (l) => L.addRegex(l, "trim_name_regexes", exact, false)],
-  ];
-  if (op) items.push([`Account only op type ${op}`, (l) => L.withOption(l, "account_type_regexes", L.exactRegex(op))]);
-  const menu = $("menu");
-  fill(menu, items.map(([label, edit]) => el("button", {
-    onclick: () => { menu.hidden = true; setLine(edit(app.line)); },
-  }, label)));
-  menu.style.left = Math.min(x, window.innerWidth - 300) + "px";
-  menu.style.top = Math.min(y, window.innerHeight - 180) + "px";
-  menu.hidden = false;
+/** Keep a table order or threshold in the URL (not a new view: no history entry). */
+export function remember(part) {
+  Object.assign(app, part);
+  history.replaceState(current(), "", urlOf(current()));
 }
 
-// -- the command box and its completion ----------------------------------------
+/** Re-show the current view (after set/use changed the session). */
+export function refresh() {
+  return navigate({}, {push: false});
+}
+
+// -- the command box and its completion --------------------------------------------
+
+/** The page a typed line goes to: the current one if it shows such lines. */
+function pageFor(line) {
+  const cmd = L.command(line);
+  const here = PAGES.get(app.page);
+  if (here.accepts(cmd)) return app.page;
+  for (const [name, page] of PAGES) if (page.home && page.home(cmd)) return name;
+  return null;
+}
 
 async function submit() {
   const line = $("cmd").value.trim();
   $("completions").hidden = true;
-  const cmd = L.command(line);
-  if (VIEWS.includes(cmd)) {
-    const page = ["views", "flame", "timeline", "compare", "ranks"].includes(app.page) ? app.page : "views";
-    return setLine(line, page);
-  }
-  if (cmd === "advise") return setLine(line, "advise");
+  if (line && app.typed[app.typed.length - 1] !== line) app.typed.push(line);
+  app.recall = app.typed.length;
+  const page = pageFor(line);
+  if (page) return navigate({page, line});
   try {
     const answer = await run(line);
     showOutput(answer.text || answer.notes.join("\n") || "(done)");
     status(line + (answer.notes.length ? ": " + answer.notes.join("; ") : ": done"), "note");
+    $("cmd").value = app.line;
     await refreshState();
-    if (["set", "use"].includes(cmd)) setLine(app.line);
+    if (["set", "use"].includes(L.command(line))) refresh();
   } catch (e) {
     status(e.message, "error");
   }
@@ -233,39 +228,30 @@ export async function refreshState() {
   $("profile-info").textContent = `${app.state.profiles.length} profile${app.state.profiles.length > 1 ? "s" : ""}; current: ${cur.name} (${cur.kind})`;
 }
 
+function recall(step) {
+  if (!app.typed.length) return;
+  app.recall = Math.max(0, Math.min(app.typed.length, (app.recall ?? app.typed.length) + step));
+  $("cmd").value = app.typed[app.recall] ?? app.line;
+}
+
 function wire() {
-  for (const b of document.querySelectorAll("#tabs button")) {
-    b.addEventListener("click", () => setLine(app.line, b.dataset.page));
-  }
+  fill($("tabs"), [...PAGES].map(([name, page]) => el("button", {
+    "data-page": name, onclick: () => navigate({page: name}),
+  }, page.title)));
   const box = $("cmd");
   box.addEventListener("keydown", (e) => {
     if (e.key === "Enter") { e.preventDefault(); submit(); }
     else if (e.key === "Escape") $("completions").hidden = true;
     else if (e.key === "Tab") { e.preventDefault(); complete(); }
+    else if (e.key === "ArrowUp") { e.preventDefault(); recall(-1); }
+    else if (e.key === "ArrowDown") { e.preventDefault(); recall(1); }
   });
   box.addEventListener("input", () => { clearTimeout(app.completeTimer); app.completeTimer = setTimeout(complete, 150); });
   box.addEventListener("blur", () => setTimeout(() => { $("completions").hidden = true; }, 150));
   $("run").addEventListener("click", submit);
-  $("copy").addEventListener("click", () => navigator.clipboard && navigator.clipboard.writeText(box.value));
+  $("copy").addEventListener("click", () => navigator.clipboard && navigator.clipboard.writeText(location.href));
   $("output-close").addEventListener("click", () => showOutput(""));
   document.addEventListener("click", (e) => { if (!$("menu").contains(e.target)) $("menu").hidden = true; });
-  $("views-search").addEventListener("change", (e) => {
-    const found = table("views-table").search(e.target.value);
-    $("views-found").textContent = `${found} found` + (found > 5000 ? " (the first 5000 opened)" : "");
-  });
-  $("views-next").addEventListener("click", () => table("views-table").nextMatch(1));
-  $("views-prev").addEventListener("click", () => table("views-table").nextMatch(-1));
-  $("views-expand").addEventListener("click", () => table("views-table").expandAll());
-  $("views-text").addEventListener("change", () => showPage());
-  $("flame-view").addEventListener("change", (e) => setLine(L.withCommand(app.line, e.target.value)));
-  $("flame-search").addEventListener("change", (e) => {
-    if (flame) $("flame-found").textContent = `${flame.search(e.target.value)} found`;
-  });
-  $("flame-inverted").addEventListener("change", (e) => flame && flame.setInverted(e.target.checked));
-  $("flame-reset").addEventListener("click", () => flame && flame.zoom(0));
-  $("tl-in").addEventListener("click", () => timeline && timeline.zoom(1 / 2));
-  $("tl-out").addEventListener("click", () => timeline && timeline.zoom(2));
-  $("tl-reset").addEventListener("click", () => timeline && timeline.reset());
   $("preset").addEventListener("change", (e) => {
     const preset = app.controls.presets.find((p) => p.name === e.target.value);
     if (!preset) return;
@@ -273,12 +259,25 @@ function wire() {
     for (let k = 0; k < preset.tokens.length; k += 2) {
       line = L.withOption(line, preset.tokens[k].slice(1), preset.tokens[k + 1]);
     }
-    setLine(line);
+    navigate({line});
   });
+  window.addEventListener("popstate", (e) => {
+    const s = e.state || stateOf(location.search);
+    navigate(s, {push: false});
+  });
+  for (const page of PAGES.values()) if (page.wire) page.wire(app);
+}
+
+function stateOf(search) {
+  const params = new URLSearchParams(search);
+  const page = PAGES.has(params.get("page")) ? params.get("page") : "overview";
+  return {page, line: params.get("line") || PAGES.get(page).lineFor("scope", app) || "scope",
+    sort: params.get("sort") || "", threshold: Number(params.get("threshold")) || 0};
 }
 
 async function start() {
-  Object.assign(app, {runView, status, showOutput, refreshState});
+  Object.assign(app, {runView, runDocument, status, showOutput, refreshState, navigate, remember,
+    VIEW_COMMANDS});
   wire();
   try {
     [app.controls] = await Promise.all([get("/api/controls"), refreshState()]);
@@ -287,9 +286,10 @@ async function start() {
     return;
   }
   fill($("preset"), app.controls.presets.map((p) => el("option", {value: p.name, title: p.help}, p.name)));
-  const params = new URLSearchParams(location.search);
-  const page = PAGES[params.get("page")] ? params.get("page") : "overview";
-  setLine(params.get("line") || "scope", page);
+  const first = stateOf(location.search);
+  app.page = first.page;
+  const ok = await navigate(first, {push: false});
+  if (!ok && first.page !== "overview") await navigate({page: "overview", line: "scope"}, {push: false});
 }
 
 start();

@@ -11,14 +11,22 @@ function sticky(app) {
   return out;
 }
 
-/** Fill `node` with the controls for the current line; a change calls setLine(newLine). */
+/** A -min_X option acts only where the profile has attribute X. */
+function acts(o, app) {
+  const present = app.state.present;
+  return !o.name.startsWith("min_") || !present || present.includes(o.name.slice(4));
+}
+
+/** Fill `node` with the controls for the current line; a change calls setLine(newLine).
+ * The -min_* thresholds are folded under one heading, and only those of attributes the
+ * profile has are offered. */
 export function buildControls(node, app, setLine) {
   if (!app.controls) return;
   const cmd = L.command(app.line) || "scope";
   const kept = sticky(app);
-  const groups = app.controls.options.filter((o) => o.commands.includes(cmd));
+  const groups = app.controls.options.filter((o) => o.commands.includes(cmd) && acts(o, app));
   const profiles = app.state.profiles.map((p) => p.name);
-  fill(node, groups.map((o) => {
+  const made = groups.map((o) => {
     const typed = L.option(app.line, o.name);
     const value = typed ?? kept[o.name] ?? o.default;
     const change = (v) => setLine(L.withOption(app.line, o.name, v === o.default && !(o.name in kept) ? "" : v));
@@ -48,7 +56,14 @@ export function buildControls(node, app, setLine) {
         onchange: (e) => change(e.target.value.trim())});
       input.value = value;
     }
-    return el("div", {class: "control" + (typed !== undefined ? " typed" : "")},
-      el("label", {for: id, title: o.command_help[cmd] || o.help, text: o.flag}), input);
-  }));
+    return [o, el("div", {class: "control" + (typed !== undefined ? " typed" : "")},
+      el("label", {for: id, title: o.command_help[cmd] || o.help, text: o.flag}), input)];
+  });
+  const mins = made.filter(([o]) => o.name.startsWith("min_"));
+  const typedMin = mins.some(([o]) => L.option(app.line, o.name) !== undefined);
+  const fold = mins.length ? el("details", {class: "min-group", open: typedMin},
+    el("summary", {text: `thresholds (-min_*, ${mins.length})`}), mins.map(([, c]) => c)) : null;
+  const rest = made.filter(([o]) => !o.name.startsWith("min_")).map(([, c]) => c);
+  const at = made.findIndex(([o]) => o.name.startsWith("min_"));
+  fill(node, at < 0 ? rest : [...rest.slice(0, at), fold, ...rest.slice(at)]);
 }

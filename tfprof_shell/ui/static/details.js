@@ -2,7 +2,7 @@
 
 import {post} from "./api.js";
 import {el, fill, svg} from "./dom.js";
-import {forUnit} from "./format.js";
+import {forUnit, shortDevice} from "./format.js";
 
 const UNITS = {micros: "microseconds", accelerator_micros: "microseconds", cpu_micros: "microseconds",
   bytes: "bytes", peak_bytes: "bytes", residual_bytes: "bytes", output_bytes: "bytes"};
@@ -38,17 +38,22 @@ export async function showDetails(node, app, row) {
     fill(node, el("p", {class: "error", text: e.message}));
     return;
   }
+  const cur = app.state.profiles.find((p) => p.current);
+  const framework = cur && cur.vocabulary === "framework";
+  const device = (name) => framework ? shortDevice(name) : name;
   const facts = [];
   for (const key of ["op", "device", "status", "member_count"]) {
-    if (d[key] !== undefined && d[key] !== "") facts.push(el("tr", {}, el("th", {text: key}), el("td", {text: String(d[key])})));
+    if (d[key] !== undefined && d[key] !== "") facts.push(el("tr", {}, el("th", {text: key}), el("td", {text: key === "device" ? device(d[key]) : String(d[key])})));
   }
   if (d.shape && d.shape.length) facts.push(el("tr", {}, el("th", {text: "shape"}), el("td", {text: JSON.stringify(d.shape)})));
   if (d.frame) facts.push(el("tr", {}, el("th", {text: "frame"}), el("td", {text: `${d.frame[0]}:${d.frame[1]} ${d.frame[2]}`})));
   fill(node,
-    el("h3", {class: "dname", text: d.name}),
+    el("h3", {class: "dname", text: row === 0 && framework ? "total" : d.name}),
     el("table", {class: "kv"}, facts),
     values("total", d.total), values("self", d.self), values("base", d.base),
-    list("op types", d.op_types), list("devices", d.devices),
+    d.cumulative ? values("cumulative (this row and every row below it, as the op view's first column adds them)", d.cumulative) : null,
+    list("op types", (d.op_types || []).map((t) => t.startsWith("/job:") ? device(t) : t)),
+    list("devices", (d.devices || []).map(device)),
     list("input shapes", (d.input_shapes || []).map(([i, s]) => `${i}: ${s ? JSON.stringify(s) : "unknown"}`)),
     list("attributes", (d.attrs || []).map(([k, v]) => `${k} = ${v}`)),
     list("code trace", (d.trace || []).map(([f, l, fn]) => `${f}:${l} ${fn}`)),

@@ -1,15 +1,92 @@
-// Flame (and icicle) graphs of a scope or code view on a canvas: each row is
-// as wide as its total; click to zoom, search to highlight, diffs coloured.
+// Flame (and icicle) graphs of a scope or code view on a canvas: each frame is as wide
+// as its value; click to zoom (and see its sandwich), search to highlight. Children go
+// largest first (left-heavy) or, given their start times, in the order they ran. In a
+// diff a frame is as wide as the larger of its new and base values, so a removed
+// subtree keeps the width of what it cost, and its colour says the change.
 
-import {el, fill} from "./dom.js";
-import {forUnit, percent, signed} from "./format.js";
+import {el} from "./dom.js";
+import {forUnit, middle, percent, signed} from "./format.js";
 
 const H = 18;
+const COLOURS = {new: "#c0392b", gone: "#1e8449", slower: "rgb(255,120,120)", faster: "rgb(120,220,120)", same: "#e6e6e6"};
 
 function hash(text) {
   let h = 0;
   for (let k = 0; k < text.length; k++) h = (h * 31 + text.charCodeAt(k)) | 0;
   return Math.abs(h);
+}
+
+/** The name a frame shows: the last part of a scope path (the leaf), whole otherwise. */
+export function leafName(name) {
+  const cut = name.replace(/\/+$/, "").lastIndexOf("/");
+  return cut >= 0 && !/\.py:\d+/.test(name) ? name.slice(cut + 1) : name;
+}
+
+/** A tree built here (sandwiches): the parts of ViewTree the flame graph reads. */
+class SmallTree {
+  constructor(name) {
+    this.kind = "single";
+    this.names = [name];
+    this.parent = [-1];
+    this.children = [[]];
+    this.values = [0];
+    this.attrs = ["v"];
+    this.answer = {units: {v: "microseconds"}};
+  }
+
+  get n() { return this.names.length; }
+
+  add(parent, name, value) {
+    let child = this.children[parent].find((c) => this.names[c] === name);
+    if (child === undefined) {
+      child = this.names.length;
+      this.names.push(name);
+      this.parent.push(parent);
+      this.children.push([]);
+      this.values.push(0);
+      this.children[parent].push(child);
+    }
+    this.values[child] += value;
+    return child;
+  }
+
+  name(i) { return this.names[i]; }
+  total(_, i) { return this.values[i]; }
+  base() { return 0; }
+  delta(_, i) { return this.values[i]; }
+  status() { return ""; }
+
+  matches(query) {
+    const q = query.toLowerCase();
+    return q ? this.names.map((n, i) => [n, i]).filter(([n]) => n.toLowerCase().includes(q)).map(([, i]) => i) : [];
+  }
+}
+
+/** Callers (paths from the root to each place `name` runs, merged, the frame as the
+ * root) and callees (the subtrees under it, merged) of a frame name. */
+export function sandwichTrees(tree, attr, name) {
+  const callers = new SmallTree(name), callees = new SmallTree(name);
+  let count = 0;
+  const inside = (i) => {
+    for (let p = tree.parent[i]; p >= 0; p = tree.parent[p]) if (tree.name(p) === name) return true;
+    return false;
+  };
+  for (let i = 0; i < tree.n; i++) {
+    if (tree.name(i) !== name) continue;
+    count++;
+    if (inside(i)) continue;  // counted with the occurrence above it
+    const value = Math.max(0, tree.total(attr, i));
+    callers.values[0] += value;
+    callees.values[0] += value;
+    let at = 0;
+    for (let p = tree.parent[i]; p >= 0; p = tree.parent[p]) at = callers.add(at, tree.name(p), value);
+    const stack = [[i, 0]];
+    while (stack.length) {
+      const [node, into] = stack.pop();
+      for (const c of tree.children[node]) stack.push([c, callees.add(into, tree.name(c), Math.max(0, tree.total(attr, c)))]);
+    }
+  }
+  return {callers, callees, count};
 }
 
 export class FlameGraph {
@@ -19,7 +96,7 @@ export class FlameGraph {
     this.canvas = el("canvas", {class: "flame-canvas"});
     this.tip = el("div", {class: "flame-tip", hidden: true});
     this.wrap = el("div", {class: "flame-wrap"}, this.canvas, this.tip);
-    fill(container, this.wrap);
+    container.replaceChildren(this.wrap);
     this.inverted = false;
     this.query = "";
     this.canvas.addEventListener("click", (e) => this.click(e));
@@ -28,10 +105,13 @@ export class FlameGraph {
     new ResizeObserver(() => this.draw()).observe(this.wrap);
   }
 
-  setTree(tree, attr) {
+  /** Show a tree measured by `attr`; `starts` (each row's first start) orders children
+   * by time instead of by size. */
+  setTree(tree, attr, starts = null) {
     this.tree = tree;
     this.attr = attr || tree.attrs[0];
     this.fmt = forUnit(tree.answer.units[this.attr]);
+    this.starts = starts;
     this.focus = 0;
     this.draw();
   }
@@ -52,8 +132,21 @@ export class FlameGraph {
     this.draw();
   }
 
+  /** A frame's width value: its total; in a diff the larger of new and base. */
   value(i) {
-    return Math.max(0, this.tree.total(this.attr, i));
+    const now = Math.max(0, this.tree.total(this.attr, i));
+    return this.tree.kind === "diff" ? Math.max(now, Math.max(0, this.tree.base(this.attr, i))) : now;
+  }
+
+  /** Children in drawing order: by first start when known, else largest first. */
+  ordered(i) {
+    const kids = this.tree.children[i];
+    if (this.starts) {
+      const s = this.starts;
+      const key = (c) => (s[c] < 0 ? Infinity : s[c]);
+      return kids.slice().sort((a, b) => key(a) - key(b));
+    }
+    return kids.slice().sort((a, b) => this.value(b) - this.value(a));
   }
 
   /** Frames: [row, x0, x1, level] of everything at least half a pixel wide. */
@@ -61,7 +154,6 @@ export class FlameGraph {
     const tree = this.tree;
     const frames = [];
     const top = this.focus;
-    const total = this.value(top) || 1;
     let ancestors = [];
     for (let p = tree.parent[top]; p >= 0; p = tree.parent[p]) ancestors.unshift(p);
     ancestors.forEach((p, level) => frames.push([p, 0, width, level]));
@@ -69,9 +161,12 @@ export class FlameGraph {
     while (stack.length) {
       const [i, x0, x1, level] = stack.pop();
       frames.push([i, x0, x1, level]);
+      const kids = this.ordered(i);
+      const sum = kids.reduce((s, c) => s + this.value(c), 0);
+      const whole = Math.max(this.value(i), sum) || 1;  // children never overflow their parent
       let x = x0;
-      for (const c of tree.children[i]) {
-        const w = (x1 - x0) * this.value(c) / (this.value(i) || total);
+      for (const c of kids) {
+        const w = (x1 - x0) * this.value(c) / whole;
         if (w >= 0.5) stack.push([c, x, x + w, level + 1]);
         x += w;
       }
@@ -84,11 +179,12 @@ export class FlameGraph {
     if (this.query && !tree.name(i).toLowerCase().includes(this.query)) return "#d8d8d8";
     if (tree.kind === "diff") {
       const status = tree.status(i);
-      if (status === "+") return "#c0392b";
-      if (status === "-") return "#27ae60";
+      if (status === "+") return COLOURS.new;
+      if (status === "-") return COLOURS.gone;
       const base = tree.base(this.attr, i), now = tree.total(this.attr, i);
       const change = base ? (now - base) / base : 0;
       const k = Math.min(1, Math.abs(change) * 2);
+      if (!change) return COLOURS.same;
       return change > 0 ? `rgb(255,${Math.round(230 - 150 * k)},${Math.round(230 - 150 * k)})`
         : `rgb(${Math.round(230 - 150 * k)},255,${Math.round(230 - 150 * k)})`;
     }
@@ -96,9 +192,23 @@ export class FlameGraph {
     return `hsl(${20 + h % 35},${70 + h % 20}%,${58 + h % 12}%)`;
   }
 
+  /** What the colours and widths mean, as a line of swatches. */
+  legend() {
+    const swatch = (colour, text) => el("span", {class: "swatch-item"},
+      el("span", {class: "swatch sw-" + colour}), text);
+    const width = this.starts ? "children in the order they first ran" : "children largest first";
+    if (!this.tree || this.tree.kind !== "diff") {
+      return el("div", {class: "legend"}, `width: ${this.attr} (total); ${width}; colour: by name`);
+    }
+    return el("div", {class: "legend"}, `width: the larger of new and base ${this.attr}; colour: `,
+      swatch("slower", "slower"), swatch("faster", "faster"), swatch("same", "unchanged"),
+      swatch("new", "new (not in the base)"), swatch("gone", "gone (only in the base)"),
+      " \u2014 the deeper the colour, the larger the change");
+  }
+
   draw() {
     if (!this.tree) return;
-    const width = Math.max(100, this.wrap.clientWidth);
+    const width = Math.max(100, this.wrap.clientWidth || 800);
     this.frames = this.layout(width);
     const levels = this.frames.reduce((m, f) => Math.max(m, f[3]), 0) + 1;
     const height = levels * H;
@@ -116,14 +226,10 @@ export class FlameGraph {
       const y = this.y(level);
       g.fillStyle = this.color(i);
       g.fillRect(x0, y, Math.max(0.5, x1 - x0 - 1), H - 1);
-      if (x1 - x0 > 30) {
-        g.fillStyle = "#111";
-        g.save();
-        g.beginPath();
-        g.rect(x0, y, x1 - x0 - 2, H);
-        g.clip();
-        g.fillText(this.tree.name(i), x0 + 3, y + H / 2);
-        g.restore();
+      if (x1 - x0 > 24) {
+        g.fillStyle = this.tree.status(i) ? "#fff" : "#111";
+        const name = this.tree.shown ? this.tree.shown(i) : this.tree.name(i);
+        g.fillText(middle(leafName(name), Math.floor((x1 - x0 - 6) / 6.5)), x0 + 3, y + H / 2);
       }
     }
   }
@@ -157,7 +263,7 @@ export class FlameGraph {
     }
     const tree = this.tree;
     const v = tree.total(this.attr, i);
-    let text = `${tree.name(i)}\n${this.attr}: ${this.fmt(v)} (${percent(v, tree.total(this.attr, 0))})`;
+    let text = `${tree.shown ? tree.shown(i) : tree.name(i)}\n${this.attr}: ${this.fmt(v)} (${percent(v, tree.total(this.attr, 0))})`;
     if (tree.kind === "diff") {
       text += `\nbase: ${this.fmt(tree.base(this.attr, i))}, delta ${signed(tree.delta(this.attr, i), this.fmt)}`;
     }

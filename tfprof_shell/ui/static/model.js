@@ -22,6 +22,12 @@ export class ViewTree {
     return this.strings[this.answer.name[i]];
   }
 
+  /** The name shown for row i: the root is "total" where the profile's framework has no
+   * _TFProfRoot (rootLabel set by the page), every other row its name. */
+  shown(i) {
+    return i === 0 && this.rootLabel ? this.rootLabel : this.name(i);
+  }
+
   op(i) {
     return this.answer.op ? this.strings[this.answer.op[i]] : "";
   }

@@ -2,7 +2,7 @@
 // view of 150k rows scrolls as smoothly as one of 15.
 
 import {el, fill, highlighted} from "./dom.js";
-import {forUnit, percent, ratio, signed} from "./format.js";
+import {forUnit, middle, percent, ratio, signed} from "./format.js";
 
 const ROW = 22;
 const OVERSCAN = 12;
@@ -77,12 +77,17 @@ export function columnsFor(tree) {
   return cols;
 }
 
-function slowest(tree, attr, i) {
-  let best = -1, value = -Infinity;
+/** The profile with the largest value of a row; -1 when two or more share it (a tie
+ * names no one slowest) or fewer than two profiles have the row. */
+export function slowest(tree, attr, i) {
+  let best = -1, value = -Infinity, tied = false, present = 0;
   tree.byProfile(attr, i).forEach((v, k) => {
-    if (v !== null && v !== undefined && v > value) { value = v; best = k; }
+    if (v === null || v === undefined) return;
+    present++;
+    if (v > value) { value = v; best = k; tied = false; }
+    else if (v === value) tied = true;
   });
-  return best;
+  return tied || present < 2 ? -1 : best;
 }
 
 function badge(status) {
@@ -91,6 +96,18 @@ function badge(status) {
 
 function statusClass(status) {
   return status === "+" ? "new" : status === "-" ? "gone" : "";
+}
+
+/** Rows of a diff kept by a threshold: |delta| at least it, or an ancestor of one. */
+export function keptRows(tree, threshold) {
+  const a0 = tree.attrs[0];
+  const keep = new Uint8Array(tree.n);
+  keep[0] = 1;
+  for (let i = tree.n - 1; i > 0; i--) {
+    if (Math.abs(tree.delta(a0, i)) >= threshold) keep[i] = 1;
+    if (keep[i]) keep[tree.parent[i]] = 1;
+  }
+  return keep;
 }
 
 export class TreeTable {
@@ -141,15 +158,27 @@ export class TreeTable {
     return cell;
   }
 
-  /** Order every row's children by a column (again: the other way round). */
+  /** Order by a column (again: the other way round); the order goes to onSort as
+   * "column:direction" (the URL keeps it). */
   sortBy(id) {
+    if (!this.tree) return;
+    this.applySort(id, this.sortId === id ? -this.sortDir : (id === "name" ? 1 : -1));
+    if (this.options.onSort) this.options.onSort(`${this.sortId}:${this.sortDir}`);
+  }
+
+  /** Restore an order given as "column:direction" (ignored if the column is not shown). */
+  setSort(text) {
+    const cut = text.lastIndexOf(":");
+    const id = text.slice(0, cut), dir = Number(text.slice(cut + 1)) < 0 ? -1 : 1;
+    if (id === "name" || (this.cols || []).some((c) => c.id === id)) this.applySort(id, dir);
+  }
+
+  applySort(id, dir) {
     const tree = this.tree;
-    if (!tree) return;
-    this.sortDir = this.sortId === id ? -this.sortDir : (id === "name" ? 1 : -1);
+    this.sortDir = dir;
     this.sortId = id;
     const col = this.cols.find((c) => c.id === id);
     const key = id === "name" ? (i) => tree.name(i) : col.value;
-    const dir = this.sortDir;
     const cmp = (x, y) => {
       const a = key(x), b = key(y);
       return a < b ? -dir : a > b ? dir : 0;
@@ -160,7 +189,8 @@ export class TreeTable {
     this.refresh();
   }
 
-  /** Hide rows whose |delta| of the first attribute is below `value` (diffs). */
+  /** Hide rows whose |delta| of the first attribute is below `value` (diffs), new and
+   * gone rows included; a row with a shown descendant stays. */
   setThreshold(value) {
     this.threshold = value || 0;
     this.refresh();
@@ -168,8 +198,10 @@ export class TreeTable {
 
   hidden(i) {
     if (!this.threshold || this.tree.kind !== "diff" || i === 0) return false;
-    const a0 = this.tree.attrs[0];
-    return this.tree.status(i) === "" && Math.abs(this.tree.delta(a0, i)) < this.threshold;
+    if (!this.kept || this.kept.threshold !== this.threshold || this.kept.tree !== this.tree) {
+      this.kept = {threshold: this.threshold, tree: this.tree, rows: keptRows(this.tree, this.threshold)};
+    }
+    return !this.kept.rows[i];
   }
 
   /** Highlight names holding `query`, open their ancestors, select the first. */
@@ -293,14 +325,26 @@ export class TreeTable {
     row.classList.toggle("match", this.matchSet.has(i));
     const kids = tree.children[i].length;
     const toggle = el("span", {class: "tt-toggle"}, kids ? (this.open[i] ? "\u25be" : "\u25b8") : "");
-    const name = el("span", {class: "tt-name", title: tree.name(i)},
-      highlighted(tree.name(i), this.query));
+    const full = tree.shown(i);
+    const room = Math.max(12, Math.floor((this.nameWidth() - 44 - 14 * tree.depth[i]) / 7.8));
+    const shown = this.query ? full : middle(full, room);
+    const name = el("span", {class: "tt-name", title: full}, highlighted(shown, this.query));
     const menu = el("span", {class: "tt-menu", title: "focus, hide, trim, account…"}, "\u22ef");
     const first = el("div", {class: "tt-c tt-first"}, toggle, name, menu);
     first.style.paddingLeft = 4 + 14 * tree.depth[i] + "px";
     const cells = this.cols.map((c) => el("div", {class: "tt-c num " + (c.cls ? c.cls(i) : "")},
       c.text(i)));
     fill(row, first, cells);
+  }
+
+  /** The name column's width in pixels (measured once per paint). */
+  nameWidth() {
+    if (!this.measured) {
+      const first = this.head.firstChild;
+      this.measured = first ? first.getBoundingClientRect().width : 300;
+      requestAnimationFrame(() => { this.measured = 0; });
+    }
+    return this.measured || 300;
   }
 
   rowClick(e, row) {

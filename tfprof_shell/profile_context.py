@@ -5,8 +5,8 @@
         train_loop()
 
 Every ``Session.run`` call inside the context is one step (0, 1, 2, ...).
-The chosen steps run with FULL_TRACE through :mod:`.session_run` (the patch
-``tfprof record`` uses) and are added to :attr:`ProfileContext.profiler`
+The chosen steps run with FULL_TRACE through :mod:`.record.session_run` (the
+patch ``tfprof record`` uses) and are added to :attr:`ProfileContext.profiler`
 (a :class:`~tfprof_shell.profiler.Profiler`); at a dump step the profile is
 written to ``profile_dir/profile_<step>``; at an auto-profiling step its view
 is printed and kept (:meth:`ProfileContext.get_profiles`). TensorFlow's
@@ -23,11 +23,10 @@ import sys
 import threading
 from typing import Any, Iterable, Mapping, Optional
 
-from ..errors import OptionError
-from ..option_dicts import options_from_dict
-from ..profiler import Profiler
-from .session_run import SessionRunPatch, TracedCall, full_trace
-from .tf1 import fetch_key
+from .errors import OptionError
+from .option_dicts import options_from_dict
+from .profiler import Profiler
+from .record.session_run import SessionRunPatch, TracedCall, fetch_key, full_trace
 
 WARMUP_STEPS = 10
 MAX_TRACED_STEPS = 100
