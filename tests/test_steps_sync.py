@@ -129,3 +129,27 @@ def test_htas_figures_are_ours_with_htas_choices(intervals):
     (one, two) = step_breakdowns(intervals).steps
     assert one.devices["gpu:0"].span / 1000 > golden[1]["kernel_time"] + 100
     assert two.devices["gpu:0"].idle / 1000 < golden[2]["idle"]
+
+
+def test_the_steps_document_lists_the_sync_part_and_its_segment_holds_the_syncs(intervals):
+    """The web UI draws the document's device_parts; a click on the sync segment lists the
+    syncs that waited with no work running, as much time as the part."""
+    from tfprof_shell.render.steps import steps_document
+    from tfprof_shell.views.step_segments import segment_contents
+    from tfprof_shell.views.step_values import us
+    result = step_breakdowns(intervals)
+    doc = steps_document(result)
+    assert doc["device_parts"] == ["compute", "communication_exposed", "memory_exposed",
+                                   "other", "sync", "idle_host_wait", "idle_queued"]
+    for s, step_doc in zip(result.steps, doc["steps"]):
+        d = step_doc["devices"]["gpu:0"]
+        assert sum(d[p] for p in doc["device_parts"]) == d["span"]
+        seg = segment_contents(intervals, s.step, "gpu:0", "sync")
+        assert us(seg["time"]) == d["sync"] > 0
+        assert {r["kind"] for r in seg["device_events"]} == {"sync"}
+        names = {r["name"] for r in seg["device_events"]}
+        assert names <= {"Context Sync", "Event Sync", "Stream Sync", "Stream Wait Event"}
+        assert names
+    cnn = steps_document(step_breakdowns(load_chrome_traces(
+        [os.path.join(CNN, f) for f in os.listdir(CNN) if f.endswith(".json.gz")]).intervals()))
+    assert "sync" not in cnn["device_parts"]  # no device syncs recorded
