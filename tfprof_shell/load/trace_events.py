@@ -129,11 +129,18 @@ ARG_GROUPS: dict[str, ArgGroup] = {
         phases=frozenset(("N", "O", "D")), cats=frozenset(("Tensor",))),
 }
 
-for _group in ARG_GROUPS.values():
-    for _, _attr in _group.keys:
-        setattr(EventArgs, _attr, None)
-    for _, _attr in _group.event_keys:
-        setattr(TraceEvent, _attr, None)
+
+def _none_where_not_read() -> None:
+    """Every group's fields answer None on the base types (so on every type a group was
+    not read into): readers need not ask which groups a trace was read with."""
+    for group in ARG_GROUPS.values():
+        for _, attr in group.keys:
+            setattr(EventArgs, attr, None)
+        for _, attr in group.event_keys:
+            setattr(TraceEvent, attr, None)
+
+
+_none_where_not_read()
 
 
 class _HeaderFields(msgspec.Struct, gc=False):
