@@ -11,7 +11,7 @@ NCCL traces: each collective is a ``c10d::allreduce_`` op holding a
 ``nccl:all_reduce`` annotation and the ``cudaLaunchKernel`` of an
 ``ncclDevKernel_*`` kernel that carries the same args. Per step: a
 ``load_batch`` region, a broadcast in group "1" (ranks 0 and 1 only), the
-forward, three backward ops each followed by a bucket's all-reduce in group
+forward (an ``aten::linear`` launching a GEMM kernel), three backward ops each followed by a bucket's all-reduce in group
 "0", a ``cudaStreamSynchronize`` until the last all-reduce ends, and the
 optimizer step. Every collective kernel ends at the same true time on every
 rank (the last rank's start plus the transfer); kernels on one stream run in
@@ -70,6 +70,18 @@ class Rank:
               "args": dict({"External id": self.ext}, **(args or {}))}
         self.events.append(ev)
 
+    def launch(self, kernel: str, t: float, start: float, dur: float, stream: int) -> None:
+        """The ``cudaLaunchKernel`` at ``t`` of a kernel of the op written last (its
+        External id), and the kernel, linked by their correlation."""
+        self.corr += 1
+        ids = {"External id": self.ext, "correlation": self.corr}
+        self.events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel",
+                            "pid": self.pid, "tid": self.pid, "ts": t, "dur": 20,
+                            "args": dict(ids)})
+        self.events.append({"ph": "X", "cat": "kernel", "name": kernel, "pid": 0,
+                            "tid": stream, "ts": start, "dur": dur,
+                            "args": dict(ids, device=0, stream=stream)})
+
     def collective(self, op: str, kernel: str, t: float, nelems: int, group: dict,
                    seq: int) -> tuple[float, dict]:
         """The host call at ``t``; returns the kernel's earliest start and its event."""
@@ -123,8 +135,7 @@ def main(out_dir: str) -> None:
             t += 50 + rnd.uniform(0, 40)
             r.x("DistributedDataParallel.forward", "user_annotation", t, 2000)
             r.x("aten::linear", "cpu_op", t + 50, 1800)
-            r.x("ampere_sgemm_128x64_nn", "kernel", t + 120, 1500, tid=7, pid=0,
-                args={"device": 0, "stream": 7})
+            r.launch("ampere_sgemm_128x64_nn", t + 60, t + 120, 1500, stream=7)
             cursor[r.rank] = t + 2000 + 30
         for bucket, nelems in enumerate(BUCKETS):
             pending = []

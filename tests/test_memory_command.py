@@ -220,3 +220,27 @@ def test_a_hostile_snapshot_is_refused_without_running_it(tmp_path, payload):
     assert not marker.exists()
     pickle.loads(path.read_bytes()) if payload != "builtin" else None
     assert marker.exists() == (payload != "builtin")  # the payload is real
+
+
+def test_another_accelerators_memory_is_named_as_steps_names_its_device(tmp_path):
+    """[memory] events of an MTIA device (c10's Device Type 19) are on mtia:0, the name
+    `steps` and -device give that device."""
+    with gzip.open(sample("torch_generations", "synthetic_mtia.pt.trace.json.gz")) as fh:
+        doc = json.load(fh)
+    op = next(e for e in doc["traceEvents"] if e.get("cat") == "cpu_op")
+    addr = 1 << 40
+    for i, nbytes in enumerate((4096, -4096)):
+        doc["traceEvents"].append({
+            "ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]",
+            "pid": op["pid"], "tid": op["tid"], "ts": op["ts"] + (i + 1) * op["dur"] / 3,
+            "args": {"Total Reserved": 8192, "Total Allocated": 4096 * (1 - i),
+                     "Bytes": nbytes, "Device Id": 0, "Device Type": 19, "Addr": addr}})
+    path = str(tmp_path / "mtia_memory.pt.trace.json")
+    with open(path, "w") as fh:
+        json.dump(doc, fh)
+    steps = run_cli(["--profile_path=" + path, "steps"])
+    assert steps.code == 0 and "mtia:0" in steps.out, steps.err
+    run = run_cli(["--profile_path=" + path, "memory", "-device", "mtia:0"])
+    assert run.code == 0, run.err
+    assert run.out.startswith("Memory on mtia:0: 2 events")
+    assert "peak 4.10KB" in run.out

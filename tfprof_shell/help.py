@@ -207,8 +207,8 @@ def _value_rule(spec: OptionSpec) -> str:
         return ("Value: comma-separated profile names or RE2 regular expressions over "
                 "them (whole names), all, or none.")
     if kind == options.DEVICE:
-        return ("Value: a device as the steps table names it (gpu:0; host1/gpu:0 when "
-                "several hosts), or all.")
+        return ("Value: a device as the steps table names it (gpu:0, mtia:0, xpu:0; "
+                "host1/gpu:0 when several hosts), or all.")
     if kind == options.OPTIONAL_STEP:
         return ("Value: an integer (64-bit), -1 to average over each node's steps, or same "
                 "for the step -step chose.")

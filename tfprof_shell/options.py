@@ -244,8 +244,8 @@ class Options:
         choices=lambda: tuple(AGGREGATES), choice_help=AGGREGATES,
         commands=MULTI_COMMANDS, in_dump=False, flag=True)
     device: str = _opt(
-        "", DEVICE, "Show only this device (a name the steps table shows, e.g. gpu:0, or "
-        "/device:GPU:0; all: every device).", "NAME|all",
+        "", DEVICE, "Show only this device (a name the steps table shows, e.g. gpu:0 or "
+        "mtia:0, or /device:GPU:0; all: every device).", "NAME|all",
         commands=INTERVAL_COMMANDS + ("memory", "set"),
         in_dump=False)
     by_profile: bool = _opt(

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import gzip
 import zlib
-from typing import Any, Optional, Sequence
+from typing import Any, Iterable, Optional, Sequence
 
 from ..errors import LoadError
 from ..model import Model, Source
@@ -27,10 +27,12 @@ from .memory_tf1 import TimelineTensors
 from .progress import FileMeter, file_meter
 from .records import StatRecord
 from .runmeta import add_run_metadata
-from .torch_intervals import DEVICE_CATS, TorchIntervals
+from .torch_devices import DEVICE_CATS
+from .torch_intervals import TorchIntervals
 from .torch_path import TorchPathSource
-from .torch_trace import TORCH_CPU, TorchFiles
-from .trace_events import NO_ARGS, UNSET, TraceEvent, TraceHeader, parse_trace_document
+from .torch_trace import TORCH_CPU, UNATTRIBUTED, TorchFiles
+from .trace_events import (NO_ARGS, UNSET, TraceEvent, TraceHeader, groups_called,
+                           parse_trace_document)
 
 _COMPUTE_SUFFIX = " Compute"
 #: The shares of a trace file's load done once it is read, decoded and added
@@ -45,8 +47,10 @@ def read_trace_events(path: str, entry: str = "", meter: Optional[FileMeter] = N
 
 
 def read_trace_document(path: str, entry: str = "", meter: Optional[FileMeter] = None,
-                        index: int = 0) -> tuple[list[TraceEvent], TraceHeader]:
-    """:func:`read_trace_events`, and the file's header.
+                        index: int = 0, groups: frozenset[str] = frozenset()
+                        ) -> tuple[list[TraceEvent], TraceHeader]:
+    """:func:`read_trace_events`, and the file's header; the args also read the fields
+    of the argument groups ``groups`` (see :data:`.trace_events.ARG_GROUPS`).
 
     ``meter`` hears when file ``index`` is read and when it is decoded.
     """
@@ -60,7 +64,7 @@ def read_trace_document(path: str, entry: str = "", meter: Optional[FileMeter] =
         except (OSError, EOFError, zlib.error):
             raise LoadError("%s: gzip data does not decompress" % where) from None
     try:
-        events, header = parse_trace_document(data)
+        events, header = parse_trace_document(data, groups)
     except (ValueError, RecursionError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise LoadError("%s: not valid JSON: %s" % (where, first)) from None
@@ -150,6 +154,23 @@ def add_tf_timeline(model: Model, step: int, events: Sequence[TraceEvent],
             node.op_types.add(node.op)
 
 
+class _Reread:
+    """Reads a file's events again with more argument groups, where a loader finds events
+    that call for groups not read (see :data:`.trace_events.ARG_GROUPS`)."""
+
+    def __init__(self, path: str, entry: str, header: TraceHeader) -> None:
+        self.path, self.entry, self.header = path, entry, header
+
+    def __call__(self, samples: Iterable[TraceEvent]) -> Optional[list[TraceEvent]]:
+        """The events again if ``samples`` call for groups not read yet, else None."""
+        wanted = groups_called(samples)
+        if wanted <= self.header.groups:
+            return None
+        events, self.header = read_trace_document(self.path, self.entry,
+                                                  groups=self.header.groups | wanted)
+        return events
+
+
 def load_chrome_traces(paths: Sequence[str], graph_path: Optional[str] = None,
                        op_log_path: Optional[str] = None, note: str = "") -> Model:
     """Read Chrome-trace files (file i = step i) into a Model, with an optional
@@ -178,10 +199,11 @@ def load_chrome_traces(paths: Sequence[str], graph_path: Optional[str] = None,
         flavor = trace_flavor(events)
         if flavor == "tensorflow":
             add_tf_timeline(model, i, events, types_from_graph=bool(graph_path))
-            tensors.add(i, events)
+            tensors.add(i, events, _Reread(path, entry, header))
         elif flavor == "pytorch":
-            torch.add(i, events)
-            headers.append(header)
+            reread = _Reread(path, entry, header)
+            torch.add(i, events, reread)
+            headers.append(reread.header)
         else:
             raise LoadError("--profile_path %s%s: a Chrome trace, but neither a TensorFlow "
                             "timeline (events with args.name and args.op) nor a PyTorch "
@@ -196,6 +218,15 @@ def load_chrome_traces(paths: Sequence[str], graph_path: Optional[str] = None,
     if torch.left_out:
         model.notes.append("%d op executions outside any ProfilerStep were left out"
                            % torch.left_out)
+    if torch.disagree:
+        model.notes.append("%d of %d device events carry an External id naming another op "
+                           "than the one around their launch (older traces write other ids "
+                           "there): each is charged to the op around its launch"
+                           % (torch.disagree, torch.checked))
+    if torch.unattributed:
+        model.notes.append("%d device events ran for no op (launched outside every op, or "
+                           "with no launch in the trace): see %s" % (torch.unattributed,
+                                                                    UNATTRIBUTED))
     if torch.kept:
         model.set_interval_source(TorchIntervals(torch.kept))
         model.set_path_source(TorchPathSource(torch.kept))

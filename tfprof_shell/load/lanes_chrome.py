@@ -20,7 +20,7 @@ import msgspec
 from ..errors import LoadError
 from ..model.lanes import DEVICE, HOST, LanesBuilder, TraceLanes
 from .files import read_unzipped
-from .torch_intervals import DEVICE_CATS, RUNTIME_CATS
+from .torch_devices import DEVICE_CATS, LAUNCH_CATS
 
 #: Device event categories beyond the step breakdown's (annotations on a stream).
 _DEVICE_EXTRA = ("gpu_user_annotation", "mtia_ccp_events", "cuda_sync")
@@ -159,8 +159,8 @@ def add_chrome_file(b: LanesBuilder, path: str, file_index: int, files: int) -> 
     lanes: dict[tuple[Any, Any, bool], int] = {}
     launches: dict[Any, int] = {}
     device_work: dict[Any, int] = {}
-    device_cats = frozenset(DEVICE_CATS) | frozenset(_DEVICE_EXTRA)
-    runtime_cats = frozenset(RUNTIME_CATS) | {"mtia_runtime", "xpu_runtime"}
+    device_cats = DEVICE_CATS | frozenset(_DEVICE_EXTRA)
+    runtime_cats = frozenset(LAUNCH_CATS)
     # the builder's columns, appended to directly: this loop sees every event
     starts, durs, name_ids, cat_ids, lanes_of = b.starts, b.durs, b.names, b.cats, b.lanes_of
     ids, intern = b.string_ids, b.intern

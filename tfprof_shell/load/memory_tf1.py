@@ -22,7 +22,7 @@ the blocks the profile saw.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 from ..model import Model
 from ..model.intervals import StepMark
@@ -196,8 +196,12 @@ class TimelineTensors:
         self.events: dict[str, list[tuple[int, int, str, Any, int, int]]] = {}
         self.marks: list[StepMark] = []
 
-    def add(self, step: int, events: Iterable[Any]) -> None:
-        """One timeline's tensor objects (``Tensor`` N/O/D events), as step ``step``."""
+    def add(self, step: int, events: Iterable[Any],
+            reread: Optional[Callable[[Iterable[Any]], Optional[Iterable[Any]]]] = None
+            ) -> None:
+        """One timeline's tensor objects (``Tensor`` N/O/D events), as step ``step``.
+        ``reread`` gives the events again with the fields a tensor event calls for
+        (its id and snapshot: .trace_events.ARG_GROUPS), None if they were read."""
         created: dict[Any, tuple[int, str]] = {}
         described: dict[Any, str] = {}
         deleted: dict[Any, int] = {}
@@ -214,6 +218,11 @@ class TimelineTensors:
                                                                                       str):
                         op_of[args.name] = args.op
                 continue
+            if reread is not None:
+                again = reread([ev])
+                if again is not None:
+                    return self.add(step, again)
+                reread = None
             key = (ev.pid, ev.id, str(ev.name))
             t = _ns(ev.ts)
             if ph == "N":

@@ -1,7 +1,7 @@
 """PyTorch ``[memory]`` events (``profile_memory=True``) -> per-op memory and the memory profile.
 
 Each event is one allocation (``Bytes`` > 0) or free (< 0) of the block at
-``Addr`` on a device (``Device Type`` 0 the CPU, 1 CUDA ``Device Id``), with the
+``Addr`` on a device (``Device Type`` 0 the CPU, 1 CUDA ``Device Id``, ...), with the
 allocator's counters after it (``Total Allocated``, ``Total Reserved``; on the
 CPU they count only what was allocated while profiling). The event belongs to
 the innermost event open around it on its thread, as PyTorch's ``key_averages``
@@ -30,7 +30,10 @@ from ..model.memory import (HAS_CODE, HAS_COUNTER, HAS_FREES, HAS_OWNER, HAS_RES
                             DeviceEvents, MemoryProfile, Tables, build_device, sorted_marks)
 from ..model.node import Frame
 
-_CPU, _CUDA = 0, 1
+_CPU = 0
+#: c10::DeviceType numbers of accelerators -> their family as the steps table names
+#: devices (.torch_devices.FAMILIES): CUDA and HIP, XPU, HPU, MTIA, PrivateUse1.
+_FAMILY = {1: "gpu", 6: "gpu", 12: "xpu", 15: "hpu", 19: "mtia", 20: "privateuse1"}
 _SPAN, _MEMORY = 0, 1
 #: What an open span is: a cpu op (its node's name), a scope (its path) or a frame.
 _OP, _SCOPE, _FRAME = 0, 1, 2
@@ -51,12 +54,14 @@ def _int(value: Any) -> int:
 
 
 def device_name(device_type: Any, device_id: Any) -> str:
-    """``cpu`` or ``gpu:N``, as the steps table names devices (other types by number)."""
+    """``cpu`` or ``gpu:N`` (``mtia:N``, ``xpu:N``, ...), as the steps table names devices
+    (other types by number)."""
     kind = _int(device_type)
     if kind == _CPU:
         return "cpu"
-    if kind == _CUDA:
-        return "gpu:%d" % max(_int(device_id), 0)
+    family = _FAMILY.get(kind)
+    if family is not None:
+        return "%s:%d" % (family, max(_int(device_id), 0))
     return "device%d:%d" % (kind, _int(device_id))
 
 

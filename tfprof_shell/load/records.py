@@ -18,6 +18,10 @@ from .runmeta import DeviceKind, add_step_stat, device_kind
 CPU_DEVICE = "/job:localhost/replica:0/task:%d/device:cpu:0"
 GPU_DEVICE = "/job:localhost/replica:0/task:%d/device:gpu:%d"
 GPU_STREAM_ALL = GPU_DEVICE + "/stream:all"
+#: Any accelerator's device and its stream:all, by host index and ``FAMILY:INDEX``
+#: (``gpu:0``, ``mtia:0``: model.intervals.ACCELERATORS).
+ACCELERATOR_DEVICE = "/job:localhost/replica:0/task:%d/device:%s"
+ACCELERATOR_STREAM_ALL = ACCELERATOR_DEVICE + "/stream:all"
 
 
 class StatRecord:
@@ -81,10 +85,15 @@ class ExecRows:
     in, and nodes in the order it would have made them.
     A node that already holds records when :meth:`finish` runs gets its rows
     through :func:`add_exec` itself.
+
+    With ``exact_streams`` an accelerator row of 0 µs stays 0 µs (the loader
+    rounded its rows cumulatively, so a sub-µs kernel's time is in its neighbours'
+    rows); otherwise it counts 1 µs, as the engine rounds every record.
     """
 
-    def __init__(self, model: Model) -> None:
+    def __init__(self, model: Model, exact_streams: bool = False) -> None:
         self.model = model
+        self.exact_streams = exact_streams
         self._rows: dict[str, list[Row]] = {}
         self._steps: set[int] = set()
         #: node key -> its rows that count (see :meth:`finish`)
@@ -124,6 +133,7 @@ class ExecRows:
             model.add_step(step)
         nodes = model.nodes
         kinds: dict[str, DeviceKind] = {}
+        exact = self.exact_streams
         for name, rows in self._rows.items():
             node = nodes[name]
             memory = self._memory.get(name)
@@ -153,11 +163,10 @@ class ExecRows:
                 counted.append(row)
                 if start <= 0:
                     continue
-                dur = row[3] or 1  # the engine rounds 0us up to 1us
                 if kind.stream:
-                    acc += dur
+                    acc += row[3] if exact else row[3] or 1
                 elif kind.canonical:
-                    cpu += dur
+                    cpu += row[3] or 1  # the engine rounds 0us up to 1us
                     runs += 1
             if not counted:
                 continue
@@ -187,16 +196,18 @@ class ExecRows:
                     found.append(row)
             self._last = (key, by_step)
         rec = ExecStep()
+        exact = self.exact_streams
         for _, device, start, dur in self._last[1].get(step, ()):
             rec.devices.add(device)
             if start <= 0:
                 continue
             if rec.all_start_micros <= 0 or start < rec.all_start_micros:
                 rec.all_start_micros = start
-            dur = dur or 1
+            kind = device_kind(device)
+            if not (exact and kind.stream):
+                dur = dur or 1
             if rec.latest_end_micros < start + dur:
                 rec.latest_end_micros = start + dur
-            kind = device_kind(device)
             if kind.stream:
                 rec.accelerator_execs.setdefault(device, []).append((start, dur))
             elif kind.canonical:

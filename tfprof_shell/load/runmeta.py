@@ -11,9 +11,13 @@ import re
 from typing import Any
 
 from ..model import ExecMemory, ExecStep, GraphNode, Model
+from ..model.intervals import ACCELERATORS
 
-_CANONICAL = re.compile(r".*/(device:gpu|gpu|device:cpu|cpu):\d+")
-_GPU_ID = re.compile(r"gpu:\d+")
+_OTHERS = "|".join("device:" + a for a in ACCELERATORS if a != "gpu")
+#: The engine's canonical devices (GPUs and CPUs), and the other accelerators a
+#: PyTorch trace names (``device:mtia:0``): no TF device is spelled so.
+_CANONICAL = re.compile(r".*/(device:gpu|gpu|device:cpu|cpu|%s):\d+" % _OTHERS)
+_GPU_ID = re.compile(r"(%s):\d+" % "|".join(ACCELERATORS))
 #: Run-time names the engine never turns into nodes.
 _DROPPED = ("RecvTensor", "_SOURCE")
 

@@ -16,7 +16,8 @@ from typing import Any, Sequence
 
 from ..model.path_input import (ANNOTATION, DATA, DEVICE, HTA, OP, RUNTIME, SYNC, PathEvent,
                                 PathInput)
-from .torch_intervals import DEVICE_CATS, KeptEvents
+from .torch_devices import DEVICE_CATS
+from .torch_intervals import KeptEvents
 from .trace_events import NO_ARGS
 
 #: Runtime calls that queue device work (HTA's queue length counts them).
@@ -78,8 +79,7 @@ def _input(index: int, kept: KeptEvents) -> PathInput:
         start = _ns(ev.ts)
         add((start, start + _ns(ev.dur), RUNTIME, ev.name, ev.cat, ev.pid, ev.tid, ev.ts,
              ev.dur, (ev.args or NO_ARGS).correlation, None, None, None))
-    # cuda_sync records: kept apart by the loader, or among the device events where the
-    # loader counts them as a device kind
+    # device work, then the cuda_sync records (which the loader keeps apart)
     for ev in kept.device + kept.sync:
         args = ev.args or NO_ARGS
         start = _ns(ev.ts)

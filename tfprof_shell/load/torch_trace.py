@@ -2,9 +2,14 @@
 
 Each ``cpu_op`` event is a node named by the path of the module (``nn.Module``),
 ``record_function`` and enclosing ops around it (``Linear_0/aten::linear/
-aten::addmm``), typed by the op (``aten::addmm``), timed by its self time;
-GPU kernels count as accelerator time of the op whose ``External id`` they
-carry; ``ProfilerStep#N`` marks step N (else the i-th file is step i). In a
+aten::addmm``), typed by the op (``aten::addmm``), timed by its self time.
+Device work (kernels, copies, sets, on any accelerator) counts as accelerator
+time of its owner by PyTorch's own rule, on every Kineto generation: the
+innermost cpu op or ``record_function`` range open around the call that
+launched it (the runtime or driver call with the same ``correlation``) on the
+launching thread (:class:`_Charged`); work with no owner is a node of its own
+under ``(unattributed)``. ``ProfilerStep#N`` marks step N (else the i-th file
+is step i). In a
 trace recorded with stacks (``with_stack=True``) the ``python_function``
 events open around an op (``train.py(23): main``) are its code trace.
 
@@ -21,16 +26,20 @@ import re
 from bisect import bisect_right
 from collections import defaultdict
 from itertools import accumulate
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from ..model import Frame, Model
-from .records import CPU_DEVICE, GPU_DEVICE, GPU_STREAM_ALL, ExecRows, node_for
 from .memory_torch import TorchMemory
+from .records import (ACCELERATOR_DEVICE, ACCELERATOR_STREAM_ALL, CPU_DEVICE, ExecRows,
+                      node_for)
+from .torch_code import MODULE_SCOPE, Framed, Scoped, TorchTraces, TraceOf, traces_wanted
+from .torch_devices import (DEVICE_CATS, HOST_WORK_CATS, ID_TYPES, LAUNCH_CATS, OP_CATS,
+                            SYNC_CATS, DeviceNames, event_id)
+from .torch_intervals import KeptEvents, user_frame
 from .trace_events import NO_ARGS, TraceEvent
-from .torch_intervals import DEVICE_CATS, RUNTIME_CATS, KeptEvents, user_frame
 from .xla import KERNEL_TYPE
 
-TORCH_CPU = ("cpu_op", "operator")
+TORCH_CPU = OP_CATS
 _STEP_PREFIX = "ProfilerStep#"
 _PROFILER_STEP = re.compile(r"ProfilerStep#(\d+)")
 _PY_FRAME = re.compile(r"(.+)\((\d+)\): (.+)")
@@ -105,11 +114,6 @@ def _mark(name: str) -> Optional[int]:
     return int(m.group(1)) if m else None
 
 
-#: A scope or op of a thread, to be sorted: (start, -duration, input order, label,
-#: the op's type (None for a scope), the op's External id).
-_Scoped = tuple[float, float, int, str, Optional[str], Any]
-#: A Python frame of a thread: (start, end, frame).
-_Framed = tuple[float, float, Frame]
 
 
 class _Sorted:
@@ -117,18 +121,20 @@ class _Sorted:
 
     def __init__(self, events: Sequence[TraceEvent]) -> None:
         #: per (pid, tid): the scopes and cpu ops
-        self.scoped: defaultdict[Any, list[_Scoped]] = defaultdict(list)
+        self.scoped: defaultdict[Any, list[Scoped]] = defaultdict(list)
         #: per (pid, tid): the Python frames
-        self.framed: defaultdict[Any, list[_Framed]] = defaultdict(list)
+        self.framed: defaultdict[Any, list[Framed]] = defaultdict(list)
         self.marks: list[tuple[float, float, int]] = []
-        self.kernels: list[TraceEvent] = []
+        #: per (pid, tid): the [start, end) of its ProfilerStep ranges
+        self.step_spans: defaultdict[Any, list[tuple[float, float]]] = defaultdict(list)
         #: per (pid, tid): the ``[memory]`` instant events (read by .memory_torch)
         self.memory: defaultdict[Any, list[TraceEvent]] = defaultdict(list)
         #: the events :class:`.torch_intervals.TorchIntervals` reads
         self.kept = KeptEvents()
         scoped, framed = self.scoped, self.framed
-        keep, add_mark, add_kernel = self.kept.host.append, self.marks.append, self.kernels.append
+        keep, add_mark = self.kept.host.append, self.marks.append
         keep_device, keep_runtime = self.kept.device.append, self.kept.runtime.append
+        keep_sync = self.kept.sync.append
         py_names: dict[str, _PyName] = {}
         for seq, ev in enumerate(events):
             if ev.ph != "X":
@@ -144,7 +150,7 @@ class _Sorted:
                     info = py_names[name] = _PyName(name)
                 if info.label is not None:
                     scoped[(ev.pid, ev.tid)].append(
-                        (float(ev.ts), -float(ev.dur), seq, info.label, None, None))
+                        (float(ev.ts), -float(ev.dur), seq, info.label, None, MODULE_SCOPE))
                 if info.frame is not None:
                     start = float(ev.ts)
                     framed[(ev.pid, ev.tid)].append((start, start + float(ev.dur), info.frame))
@@ -160,137 +166,230 @@ class _Sorted:
             if step is not None:
                 start = float(ev.ts)
                 add_mark((start, start + float(ev.dur), step))
-            if cat in TORCH_CPU:
+            if cat in OP_CATS or cat == "user_annotation":
                 keep(ev)
                 if step is not None:
+                    self.step_spans[(ev.pid, ev.tid)].append((start, start + float(ev.dur)))
+                    self.kept.marks.append(ev)
                     continue
                 args = ev.args
                 item: Any = (float(ev.ts), -float(ev.dur), seq,
-                             name[_MODULE_LEN:] if name.startswith(_MODULE) else name, name,
+                             name[_MODULE_LEN:] if name.startswith(_MODULE) else name,
+                             name if cat in OP_CATS else None,
                              None if args is None else args.external_id)
-            elif cat == "user_annotation":
-                keep(ev)
-                if step is not None:
-                    continue
-                item = (float(ev.ts), -float(ev.dur), seq,
-                        name[_MODULE_LEN:] if name.startswith(_MODULE) else name, None, None)
             else:
                 if cat in DEVICE_CATS:
-                    add_kernel(ev)
                     keep_device(ev)
-                elif cat in RUNTIME_CATS:
+                elif cat in LAUNCH_CATS:
                     keep_runtime(ev)
-                elif cat == "cuda_sync":  # for the critical path (torch_path.py)
-                    self.kept.sync.append(ev)
+                elif cat in SYNC_CATS:
+                    keep_sync(ev)
+                elif cat in HOST_WORK_CATS:
+                    keep(ev)
                 continue
             scoped[(ev.pid, ev.tid)].append(item)
 
+    def samples(self) -> list[TraceEvent]:
+        """The first event of each kind sorted out that may call for argument fields only
+        some traces carry (:func:`.trace_events.groups_called`): a [memory] event, a
+        cuda_sync event, a device event and a runtime call (a trace is of one Kineto
+        generation, so its first device or runtime event says which)."""
+        kept = self.kept
+        firsts = [found[0] for found in (kept.sync, kept.device, kept.runtime) if found]
+        if self.memory:
+            firsts.append(next(iter(self.memory.values()))[0])
+        return firsts
 
-def _ops(scoped: dict[Any, list[_Scoped]]) -> list[list[Any]]:
-    """[start, self, name, op, external id] of every cpu op, scoped by what encloses it."""
+
+#: What owns device work (see :func:`_ops`): [start, self µs or None, node name, op
+#: type, External id]; a cpu op's self time is a number, a range's None; the owners
+#: below, which are no range of the trace, have no start either.
+_Owner = list[Any]
+#: The owner of work launched inside a ProfilerStep but outside every op (PyTorch's
+#: ``key_averages`` names it so).
+_STEP_OWNER: _Owner = [None, None, "ProfilerStep*", "ProfilerStep*", None]
+#: The owners of device work with no op: launched outside every op and step, or
+#: with no launching call in the trace.
+UNATTRIBUTED = "(unattributed)"
+_OUTSIDE_OWNER: _Owner = [None, None, UNATTRIBUTED + "/launched outside any op", UNATTRIBUTED,
+                          None]
+_NO_LAUNCH_OWNER: _Owner = [None, None, UNATTRIBUTED + "/no launch in the trace",
+                            UNATTRIBUTED, None]
+
+
+def _launches(runtime: Sequence[TraceEvent]
+              ) -> tuple[dict[Any, list[tuple[float, Any]]], dict[Any, tuple[float, str, Any]]]:
+    """Per thread, its launching calls as (start, correlation) sorted by start; and
+    correlation -> (start, the family of the device it drives, thread)."""
+    per_thread: defaultdict[Any, list[tuple[float, Any]]] = defaultdict(list)
+    at: dict[Any, tuple[float, str, Any]] = {}
+    family = LAUNCH_CATS.get
+    for ev in runtime:
+        args = ev.args
+        corr = None if args is None else args.correlation
+        if corr.__class__ not in ID_TYPES:
+            continue
+        start = ev.ts
+        if start.__class__ is not float:
+            try:
+                start = float(start)
+            except (TypeError, ValueError):
+                continue
+        key = (ev.pid, ev.tid)
+        per_thread[key].append((start, corr))
+        at[corr] = (start, family(ev.cat, ""), key)
+    for calls in per_thread.values():
+        try:
+            calls.sort()
+        except TypeError:  # correlation ids of several types tying on a start
+            calls.sort(key=_first)
+    return per_thread, at
+
+
+def _first(item: tuple[float, Any]) -> float:
+    return item[0]
+
+
+_INF = float("inf")
+
+
+def _ops(scoped: dict[Any, list[Scoped]], launches: dict[Any, list[tuple[float, Any]]]
+         ) -> tuple[list[list[Any]], dict[Any, Optional[_Owner]]]:
+    """[start, self, name, op, external id] of every cpu op, scoped by what encloses it;
+    and the owner of each launching call (by correlation): the innermost cpu op or
+    ``user_annotation`` range open around it on its thread (PyTorch's rule: the
+    profiler range whose correlation was current when the call was made), None if
+    none is."""
     out: list[list[Any]] = []
     add = out.append
-    for items in scoped.values():
+    owners: dict[Any, Optional[_Owner]] = {}
+    for key, items in scoped.items():
         # (start, -duration, input order): the outer of two events starting
         # together comes first, ties keep their order.
         items.sort()
-        # Each open event: its end, its scope path, and the nearest cpu op record
-        # at or above it (whose self time its child ops reduce).
-        stack: list[tuple[float, str, Optional[list[Any]]]] = []
-        for start, neg_dur, _, label, op, ext in items:
+        # The thread's launches, merged in: each is owned by what is open when it starts.
+        calls = iter(launches.get(key, ()))
+        call = next(calls, None)
+        call_at = _INF if call is None else call[0]
+        # Each open event: its end, its scope path, the nearest cpu op record at or
+        # above it (whose self time its child ops reduce), and the innermost range
+        # (op or annotation) at or above it, which owns the work launched inside.
+        stack: list[tuple[float, str, Optional[list[Any]], Optional[_Owner]]] = []
+        for start, neg_dur, _, label, op, tag in items:
+            while call_at < start:
+                while stack and stack[-1][0] <= call_at:
+                    stack.pop()
+                owners[call[1]] = stack[-1][3] if stack else None  # type: ignore[index]
+                call = next(calls, None)
+                call_at = _INF if call is None else call[0]
             end = start - neg_dur
             while stack and stack[-1][0] <= start:
                 stack.pop()
             if stack:
                 top = stack[-1]
-                path, rec = top[1] + "/" + label, top[2]
+                path, rec, owner = top[1] + "/" + label, top[2], top[3]
             else:
-                path, rec = label, None
+                path, rec, owner = label, None, None
             if op is not None:
-                parent, rec = rec, [start, end - start, path, op, ext]
+                parent, rec = rec, [start, end - start, path, op, tag]
                 if parent is not None:
                     parent[1] -= end - start
                 add(rec)
-            stack.append((end, path, rec))
-    return out
+                owner = rec
+            elif tag is not MODULE_SCOPE:
+                owner = [start, None, path, label, tag]
+            stack.append((end, path, rec, owner))
+        while call is not None:
+            while stack and stack[-1][0] <= call[0]:
+                stack.pop()
+            owners[call[1]] = stack[-1][3] if stack else None
+            call = next(calls, None)
+    for key, calls_of in launches.items():
+        if key not in scoped:
+            for _, corr in calls_of:
+                owners[corr] = None
+    return out, owners
 
 
-class TorchTraces:
-    """The code traces of a model's PyTorch traces, looked up when first asked for.
+def _in_spans(spans: list[tuple[float, float]], t: float) -> bool:
+    """Whether ``t`` falls in the last of the sorted, disjoint ``spans`` starting by then."""
+    i = bisect_right(spans, (t, float("inf"))) - 1
+    return i >= 0 and t < spans[i][1]
 
-    A node's trace is the stack of Python frames open around the first of its
-    executions (in start order, then node name) with a step whose start and op
-    type match a cpu op with frames around it, file by file.
+
+class _Charged:
+    """Each device event of one trace with its owner (see :func:`_ops`), by PyTorch's
+    rule: the owner of the call with the event's ``correlation``; else, for an event
+    no call launched, the op its ``External id`` names where the trace's External ids
+    agree with its launches; else :data:`UNATTRIBUTED`.
+
+    ``work`` holds (start, duration, owner, device, event name, launch start or None).
     """
 
-    def __init__(self) -> None:
-        #: per file: per thread with frames, its frames and its scopes and ops;
-        #: and each node's executions with a step, sorted by start (row[0] the
-        #: start, row[4] the op type)
-        self.files: list[tuple[dict[Any, tuple[list[_Framed], list[_Scoped]]],
-                               dict[str, list[tuple[Any, ...]]]]] = []
-        self.found: Optional[dict[str, list[Frame]]] = None
+    def __init__(self, parts: _Sorted, ops: list[list[Any]],
+                 owners: dict[Any, Optional[_Owner]],
+                 launch_at: dict[Any, tuple[float, str, Any]]) -> None:
+        kept = parts.kept
+        names = DeviceNames(LAUNCH_CATS.get(ev.cat, "") for ev in kept.runtime)
+        self.work: list[tuple[float, float, _Owner, str, str, Optional[float]]] = []
+        add = self.work.append
+        #: device events whose External id names their owner, and those whose does not
+        self.agree = self.disagree = 0
+        pending = []
+        step_spans = parts.step_spans
+        for spans in step_spans.values():
+            spans.sort()
+        for ev in kept.device:
+            args = ev.args or NO_ARGS
+            corr = args.correlation
+            launch = launch_at.get(corr) if corr.__class__ in ID_TYPES else None
+            if launch is None:
+                pending.append(ev)
+                continue
+            owner = owners.get(corr)
+            if owner is None:
+                spans = step_spans.get(launch[2])
+                owner = _STEP_OWNER if spans and _in_spans(spans, launch[0]) else _OUTSIDE_OWNER
+            ext = args.external_id if args.external_id is not None else args.external_id_lower
+            if ext is not None and owner[4] is not None:
+                if ext == owner[4]:
+                    self.agree += 1
+                else:
+                    self.disagree += 1
+            add((_number(ev.ts), _number(ev.dur), owner, names.name(ev, launch[1]),
+                 str(ev.name), launch[0]))
+        by_ext: dict[Any, list[Any]] = {}
+        if pending and not self.disagree:
+            by_ext = {op[4]: op for op in ops if op[4].__class__ in ID_TYPES}
+        for ev in pending:
+            args = ev.args or NO_ARGS
+            ext = event_id(args.external_id if args.external_id is not None
+                           else args.external_id_lower)
+            owner = by_ext.get(ext) if ext is not None and ext != args.correlation else None
+            add((_number(ev.ts), _number(ev.dur),
+                 owner if owner is not None else _NO_LAUNCH_OWNER,
+                 names.name(ev, None), str(ev.name), None))
 
-    def add(self, framed: dict[Any, list[_Framed]], scoped: dict[Any, list[_Scoped]],
-            execs: dict[str, list[tuple[Any, ...]]]) -> None:
-        """One file's Python frames and scoped events per thread, and its executions."""
-        if framed:
-            threads = {key: (frames, scoped.get(key, [])) for key, frames in framed.items()}
-            self.files.append((threads, execs))
 
-    @property
-    def any(self) -> bool:
-        """Whether any file has Python frames at all (else no node has a trace)."""
-        return bool(self.files)
-
-    def resolve(self) -> bool:
-        """Look every trace up (once); whether any node has one."""
-        if self.found is None:
-            found: dict[str, list[Frame]] = {}
-            for threads, execs in self.files:
-                traces = _traces(threads)
-                for name, rows in execs.items():
-                    if name in found:
-                        continue
-                    for row in rows:
-                        trace = traces.get((row[0], row[4]))
-                        if trace:
-                            found[name] = trace
-                            break
-            self.files = []
-            self.found = found
-        return bool(self.found)
-
-    def trace_of(self, name: str) -> Optional[list[Frame]]:
-        """The trace of node ``name`` (looking all traces up on the first call)."""
-        self.resolve()
-        return self.found.get(name) if self.found else None
+def _number(value: Any) -> float:
+    """A time field as a float (0 for a broken one)."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return 0.0
 
 
-def _traces(threads: dict[Any, tuple[list[_Framed], list[_Scoped]]]
-            ) -> dict[tuple[float, str], list[Frame]]:
-    """(start, op type) of each cpu op -> the Python frames open around it on its
-    thread, outermost first."""
-    traces: dict[tuple[float, str], list[Frame]] = {}
-    for frames, scoped in threads.values():
-        # (start, kind, end, frame or op type), kind 0 a frame, 1 an op; frames in
-        # input order, ops in start order (ties in input order)
-        items = [(start, 0, end, frame) for start, end, frame in frames]
-        items.extend((start, 1, start - neg_dur, op)
-                     for start, neg_dur, _, _, op, _ in scoped if op is not None)
-        items.sort(key=lambda it: (it[0], it[1], -it[2]))
-        ends: list[float] = []  # the open frames: their ends, and the frames
-        open_frames: list[Frame] = []
-        for start, kind, end, what in items:
-            while ends and ends[-1] <= start:
-                ends.pop()
-                open_frames.pop()
-            if kind == 0:
-                ends.append(end)
-                open_frames.append(what)
-            elif ends:
-                traces[(start, what)] = open_frames[:]
-    return traces
+def _carried(rows: list[tuple[float, int, float, int, str, Optional[str]]], device: str
+             ) -> list[tuple[int, str, int, int]]:
+    """A node's rows in whole µs; device rows (own device set) rounded cumulatively, so
+    that their sum is the rounded sum of their exact durations (each alone may round
+    to 0: a sub-µs kernel), cpu rows one by one, as everywhere."""
+    durs = [row[2] if 0.0 < row[2] < _INF else 0.0 for row in rows if row[5] is not None]
+    ends = [round(t) for t in accumulate(durs)]
+    each = iter([b - a for a, b in zip([0] + ends, ends)])
+    return [(step, device, int(start), _whole(dur)) if own is None
+            else (step, own, int(start), next(each))
+            for start, _, dur, step, _, own in rows]
 
 
 class TorchFiles:
@@ -298,44 +397,51 @@ class TorchFiles:
 
     def __init__(self, model: Model) -> None:
         self.model = model
-        self.rows = ExecRows(model)
+        self.rows = ExecRows(model, exact_streams=True)
         self.traces = TorchTraces()
         self.memory = TorchMemory()
         #: per file, the events a step breakdown reads
         self.kept: list[KeptEvents] = []
         self.left_out = 0
+        #: device events charged to (unattributed), and those whose External id was
+        #: checked against their launching op / disagreed with it
+        self.unattributed = self.checked = self.disagree = 0
         #: node -> the canonical device of its first counted cpu execution
         self.canonical: dict[str, str] = {}
 
-    def add(self, index: int, events: Sequence[TraceEvent]) -> None:
-        """Add one trace, file ``index`` (its step when it has no ProfilerStep marks)."""
+    def add(self, index: int, events: Sequence[TraceEvent],
+            reread: Optional[Callable[[Sequence[TraceEvent]],
+                                      Optional[Sequence[TraceEvent]]]] = None) -> None:
+        """Add one trace, file ``index`` (its step when it has no ProfilerStep marks).
+        ``reread(samples)`` gives the events again with the argument fields ``samples``
+        call for, None if they were read (see :meth:`_Sorted.samples`; without it those
+        fields read None)."""
         parts = _Sorted(events)
+        if reread is not None:
+            again = reread(parts.samples())
+            if again is not None:
+                parts = _Sorted(again)
         self.kept.append(parts.kept)
         marks = _StepMarks(sorted(parts.marks))
-        ops = _ops(parts.scoped)
+        launches, launch_at = _launches(parts.kept.runtime)
+        ops, owners = _ops(parts.scoped, launches)
         self.memory.add(parts.memory, parts.scoped, parts.framed, ops, parts.marks,
                         lambda t: marks.at(t, index))
-        by_ext = {op[4]: op for op in ops if op[4] is not None}
-        kernels = []
-        for ev in parts.kernels:
-            args = ev.args or NO_ARGS
-            op = by_ext.get(args.external_id)
-            if op is not None:
-                gpu = int(args.device or 0)
-                op.append(gpu)
-                kernels.append((float(ev.ts), float(ev.dur), op[2], op[3], gpu, str(ev.name)))
+        charged = _Charged(parts, ops, owners, launch_at)
+        self.disagree += charged.disagree
+        self.checked += charged.agree + charged.disagree
         # The engine keeps a node's cpu records on its first device only, so every
-        # execution of a node goes on its GPU if any of them launched kernels.
-        gpu_of: dict[str, int] = {}
-        for op in ops:
-            if len(op) > 5:
-                gpu_of.setdefault(op[2], op[5])
+        # execution of a cpu op goes on its device if any of them launched work.
+        device_of: dict[str, str] = {}
+        for _, _, owner, device, _, _ in charged.work:
+            if owner[1] is not None:
+                device_of.setdefault(owner[2], device)
         # Each node's executions with a step, (start, input order, duration, step,
         # op type, device or None for the node's own), sorted by start
         groups: dict[str, list[tuple[float, int, float, int, str, Optional[str]]]] = {}
         left_out = 0
         step_at = marks.at
-        for i, (start, dur, name, op_type, *_) in enumerate(ops):
+        for i, (start, dur, name, op_type, _) in enumerate(ops):
             step = step_at(start, index)
             if step is None:
                 left_out += 1
@@ -347,22 +453,34 @@ class TorchFiles:
             else:
                 found.append(row)
         i = len(ops)
-        for start, dur, name, op_type, gpu, _ in kernels:
+        streams: dict[str, str] = {}
+        with_work: set[str] = set()
+        model = self.model
+        for start, dur, owner, device, kernel, launch in charged.work:
             i += 1
-            step = step_at(start, index, True)
+            # the step of the launching call (HTA's rule, as `steps`), else the one the
+            # work ran in
+            step = None if launch is None else step_at(launch, index)
+            if step is None:
+                step = step_at(start, index, True)
+            name = owner[2]
+            node_for(model, name, owner[3]).op_types.add(KERNEL_TYPE + kernel)
             if step is None:
                 left_out += 1
                 continue
-            row = (start, i, dur, step, op_type, GPU_STREAM_ALL % (0, gpu))
+            if owner is _OUTSIDE_OWNER or owner is _NO_LAUNCH_OWNER:
+                self.unattributed += 1
+            stream = streams.get(device)
+            if stream is None:
+                stream = streams[device] = ACCELERATOR_STREAM_ALL % (0, device)
+            row = (start, i, dur, step, owner[3], stream)
+            with_work.add(name)
             found = groups.get(name)
             if found is None:
                 groups[name] = [row]
             else:
                 found.append(row)
         self.left_out += left_out
-        model = self.model
-        for _, name, op_type, gpu, kernel in (k[1:] for k in kernels):
-            node_for(model, name, op_type).op_types.add(KERNEL_TYPE + kernel)
         for rows in groups.values():
             rows.sort()
         canonical = self.canonical
@@ -371,18 +489,28 @@ class TorchFiles:
             rows = groups[name]
             device = canonical.get(name)
             if device is None:
-                on_gpu = gpu_of.get(name)
-                device = CPU_DEVICE % 0 if on_gpu is None else GPU_DEVICE % (0, on_gpu)
+                on = device_of.get(name)
+                device = CPU_DEVICE % 0 if on is None else ACCELERATOR_DEVICE % (0, on)
                 if any(row[5] is None for row in rows):
                     canonical[name] = device
-            try:
-                kept = [(step, device if own is None else own, int(start), max(round(dur), 0))
-                        for start, _, dur, step, _, own in rows]
-            except (ValueError, OverflowError):  # NaN or infinite: a broken trace
-                kept = [(step, device if own is None else own, int(start), _whole(dur))
-                        for start, _, dur, step, _, own in rows]
+            if name in with_work:
+                kept = _carried(rows, device)
+            else:
+                try:
+                    kept = [(step, device, int(start), max(round(dur), 0))
+                            for start, _, dur, step, _, _ in rows]
+                except (ValueError, OverflowError):  # NaN or infinite: a broken trace
+                    kept = [(step, device, int(start), _whole(dur))
+                            for start, _, dur, step, _, _ in rows]
             self.rows.add_node(name, rows[0][4], kept)
-        self.traces.add(parts.framed, parts.scoped, groups)
+        # a range node's code trace: the frames around its first range
+        ranges: dict[str, tuple[float, str]] = {}
+        for _, _, owner, _, _, _ in charged.work:
+            if owner[1] is None and owner[0] is not None:
+                found_range = ranges.get(owner[2])
+                if found_range is None or owner[0] < found_range[0]:
+                    ranges[owner[2]] = (owner[0], owner[3])
+        self.traces.add(parts.framed, parts.scoped, groups, ranges)
 
     def finish(self, defer_traces: bool) -> None:
         """Give the nodes their records, and their traces (now, or when first asked
@@ -398,7 +526,7 @@ class TorchFiles:
             for name in traces_wanted(traces):
                 node = model.nodes[name]
                 if node.trace is None:
-                    node.defer_trace(_TraceOf(traces, name))
+                    node.defer_trace(TraceOf(traces, name))
             return
         traces.resolve()
         for name, trace in (traces.found or {}).items():
@@ -406,20 +534,3 @@ class TorchFiles:
             if node.trace is None:
                 node.trace = trace
                 model.has_trace = True
-
-
-def traces_wanted(traces: TorchTraces) -> list[str]:
-    """The nodes that may get a trace: every node with an execution in a file with frames."""
-    return list(dict.fromkeys(name for _, execs in traces.files for name in execs))
-
-
-class _TraceOf:
-    """A node's deferred trace (a small callable, cheaper than a closure per node)."""
-
-    __slots__ = ("traces", "name")
-
-    def __init__(self, traces: TorchTraces, name: str) -> None:
-        self.traces, self.name = traces, name
-
-    def __call__(self) -> Optional[list[Frame]]:
-        return self.traces.trace_of(self.name)

@@ -48,6 +48,8 @@ HAS_INPUT = "input"
 HAS_HOST_OPS = "host_ops"
 HAS_HOST_COMM = "host_communication"
 HAS_MARKERS = "markers"
+#: device-side synchronisation events (Kineto's cuda_sync, recorded only when enabled)
+HAS_DEVICE_SYNC = "device_sync"
 
 # HTA's classification by kernel name (hta/utils/utils.py), plus the copy directions.
 _NCCL = re.compile(r"nccl.*Kernel")
@@ -101,6 +103,29 @@ class DeviceEvent(NamedTuple):
     step: Optional[int] = None
 
 
+class DeviceSync(NamedTuple):
+    """A device-side synchronisation (Kineto's ``cuda_sync``) on one device lane: [start,
+    end) ns, its kind (``Event Sync``, ``Stream Wait Event``, ``Context Sync``, ``Stream
+    Sync``), the step of the call that made it, and what it waited for where the trace
+    says: the stream (``""`` unknown) and the device event on it that the wait covered
+    (its name and end, ``""``/-1 unknown), the host call that recorded the CUDA event
+    waited on ([start, end) ns, -1 unknown), and the start of the host call that made
+    the sync (-1 unknown)."""
+
+    start: int
+    end: int
+    device: str
+    stream: str
+    name: str
+    step: Optional[int] = None
+    waited_stream: str = ""
+    waited_name: str = ""
+    waited_end: int = -1
+    record: int = -1
+    record_end: int = -1
+    launch: int = -1
+
+
 class HostEvent(NamedTuple):
     """A host interval of one kind (SYNC, INPUT, LAUNCH, ...) on one thread (its id as
     the trace gives it)."""
@@ -133,6 +158,8 @@ class Intervals:
     #: Python frames of the program's own code (``file.py(N): func``, not the
     #: framework's), kind PYTHON_FRAME, where the trace records a Python stack.
     frames: list[HostEvent] = field(default_factory=list)
+    #: Device-side synchronisations (not work: kept apart from ``devices``).
+    syncs: list[DeviceSync] = field(default_factory=list)
 
     def device_names(self) -> list[str]:
         """The devices with events, sorted."""
@@ -149,13 +176,17 @@ class IntervalSource(Protocol):
         ...
 
 
-_GPU = re.compile(r"(?:device:)?gpu:(\d+)", re.I)
+#: The accelerator families a device is named by (``gpu:0``, ``mtia:0``, ``xpu:0``): CUDA
+#: and ROCm GPUs, Meta's MTIA, Intel's XPU, Habana's HPU, PyTorch's PrivateUse1 backends.
+ACCELERATORS = ("gpu", "mtia", "xpu", "hpu", "privateuse1")
+_GPU = re.compile(r"(?:device:)?(%s):(\d+)" % "|".join(ACCELERATORS), re.I)
 
 
 def short_device(device: str) -> str:
-    """``gpu:0`` for any spelling of GPU 0 (``/job:.../device:GPU:0/stream:all``)."""
+    """``gpu:0`` for any spelling of GPU 0 (``/job:.../device:GPU:0/stream:all``), and
+    likewise ``mtia:0``, ``xpu:0``... for the other :data:`ACCELERATORS`."""
     m = _GPU.search(device)
-    return "gpu:%s" % m.group(1) if m else device
+    return "%s:%s" % (m.group(1).lower(), m.group(2)) if m else device
 
 
 def intervals_from_nodes(nodes: Iterable[GraphNode]) -> Intervals:

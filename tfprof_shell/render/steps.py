@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 from typing import Any, Optional, Sequence
 
-from ..model.intervals import HAS_DEVICE
+from ..model.intervals import HAS_DEVICE, HAS_DEVICE_SYNC
 from ..views.step_values import (device_part_keys, device_values, host_values, memory_values,
-                                 us)
-from ..views.steps import HOST_PARTS, StepBreakdown, StepsResult, average
+                                 sync_values, us)
+from ..views.steps import HOST_PARTS, DeviceBreakdown, StepBreakdown, StepsResult, average
 
 SCHEMA_VERSION = 1
 NA = "--"
@@ -31,11 +31,17 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) 
     return out
 
 
+def _device_doc(d: DeviceBreakdown, has: frozenset[str], origin: int) -> dict[str, Any]:
+    doc: dict[str, Any] = dict(device_values(d, has), memory_kinds=memory_values(d, has))
+    if HAS_DEVICE_SYNC in has:
+        doc["syncs"] = sync_values(d, origin)
+    return doc
+
+
 def _step_doc(s: StepBreakdown, has: frozenset[str]) -> dict[str, Any]:
     return {"step": s.step, "wall": us(s.wall),
             "gap_before": None if s.gap_before is None else us(s.gap_before),
-            "devices": {name: dict(device_values(d, has), memory_kinds=memory_values(d, has))
-                        for name, d in s.devices.items()},
+            "devices": {name: _device_doc(d, has, s.start) for name, d in s.devices.items()},
             "host": host_values(s.host, has)}
 
 
@@ -77,22 +83,30 @@ HOST_HEADERS = ("step", "wall", "sync", "comm", "input", "launch", "ops", "rest"
 def steps_text(result: StepsResult, title: str) -> str:
     """The text tables of one profile: devices, copies, host."""
     has = result.has
+    syncs = HAS_DEVICE_SYNC in has
     rows_of = [(s, False) for s in result.steps]
     if len(result.steps) > 1:
         rows_of.append((average(result.steps), True))
     lines = ["%s: %d step%s (%s); times in us." % (title, len(result.steps),
                                                     "" if len(result.steps) == 1 else "s",
                                                     result.origin)]
-    dev_rows, mem_rows = [], []
+    dev_rows, mem_rows, outside = [], [], []
     for s, is_avg in rows_of:
         for name, d in s.devices.items():
             v = device_values(d, has)
-            dev_rows.append((_label(s, is_avg), name, _cell(v["span"]), _cell(v["busy"]),
-                             _cell(v["compute"]), _cell(v["communication_exposed"]),
-                             _cell(v["memory_exposed"]), _cell(v["other"]), _cell(v["idle"]),
-                             _cell(v["idle_host_wait"]), _cell(v["idle_queued"]),
-                             _pct(v["idle"], v["span"] or 0), _cell(v["communication"]),
-                             _cell(v["overlap"])))
+            label = _label(s, is_avg)
+            if not is_avg and v["launched_outside"]:
+                label += OUTSIDE_MARK
+                outside.append((s.step, name, v))
+            row = [label, name, _cell(v["span"]), _cell(v["busy"]), _cell(v["compute"]),
+                   _cell(v["communication_exposed"]), _cell(v["memory_exposed"]),
+                   _cell(v["other"])]
+            if syncs:
+                row.append(_cell(v["sync"]))
+            row += [_cell(v["idle"]), _cell(v["idle_host_wait"]), _cell(v["idle_queued"]),
+                    _pct(v["idle"], v["span"] or 0), _cell(v["communication"]),
+                    _cell(v["overlap"])]
+            dev_rows.append(row)
             if is_avg or len(rows_of) == 1:
                 for kind, m in memory_values(d, has).items():
                     mem_rows.append((name, kind, "%d" % m["count"], "%d" % m["time"],
@@ -100,9 +114,12 @@ def steps_text(result: StepsResult, title: str) -> str:
                                      NA if m["gbps"] is None else "%.2f" % m["gbps"]))
     lines.append("")
     if dev_rows:
-        lines.append("Device (span = compute + comm + memory + other + idle; comm and memory "
-                     "outside compute; idle = host_wait + queued):")
-        lines += table(DEVICE_HEADERS, dev_rows, left=2)
+        lines.append("Device (span = compute + comm + memory + other + %sidle; comm and memory "
+                     "outside compute; idle = host_wait + queued):" % ("sync + " if syncs else ""))
+        headers = DEVICE_HEADERS if not syncs else (
+            DEVICE_HEADERS[:8] + ("sync",) + DEVICE_HEADERS[8:])
+        lines += table(headers, dev_rows, left=2)
+        lines += [_outside_note(step, name, v) for step, name, v in outside]
     elif HAS_DEVICE not in has:
         lines.append("Device: none recorded (a CPU-only profile: see the host table).")
     else:
@@ -122,6 +139,19 @@ def steps_text(result: StepsResult, title: str) -> str:
     lines += ["", "Host (wall = sync + comm + input + launch + ops + rest):"]
     lines += table(HOST_HEADERS, host_rows)
     return "\n".join(lines) + "\n"
+
+
+#: Marks a step holding device events launched outside its marker (see _outside_note).
+OUTSIDE_MARK = "+"
+
+
+def _outside_note(step: int, device: str, v: dict[str, Optional[int]]) -> str:
+    n = v["launched_outside"] or 0
+    return ("%s step %d, %s: %d device event%s (%d us) launched before or outside the step's "
+            "marker, or with no launch in the trace, count where %s ran; HTA counts %s in no "
+            "step." % (OUTSIDE_MARK, step, device, n, "" if n == 1 else "s",
+                       v["launched_outside_time"] or 0, "it" if n == 1 else "they",
+                       "it" if n == 1 else "them"))
 
 
 def dumps(doc: dict[str, Any]) -> str:

@@ -96,8 +96,9 @@ def _categories(r: StepsResult, device: str) -> dict[str, Optional[int]]:
     if d is not None:
         v = device_values(d, r.has)
         for key in ("span", "busy", "compute", "communication_exposed", "memory_exposed",
-                    "other", "idle", "idle_host_wait", "idle_queued", "overlap"):
-            out["device." + key] = v[key]
+                    "other", "sync", "idle", "idle_host_wait", "idle_queued", "overlap"):
+            if key != "sync" or v[key] is not None:  # sync only where recorded
+                out["device." + key] = v[key]
     for key in ("sync", "communication", "input", "launch", "ops", "rest", "launch_count"):
         out["host." + key] = host[key]
     return out

@@ -9,10 +9,10 @@ with ``merge=true`` all steps go end to end into ``<outfile>`` itself.
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left
 from typing import Iterator, Optional
 
+from ..load.runmeta import is_canonical_device
 from ..model import GraphNode
 from ..model import stats as S
 from ..options import Options
@@ -22,7 +22,6 @@ from .chrome_trace import Counter, Flow, ProcessName, Region, Trace, merge_trace
 
 #: The engine warns when a trace gets this big (Chrome struggles beyond it).
 LARGE_TRACE_BYTES = 200 * 1024 * 1024
-_CANONICAL = re.compile(r".*/(device:gpu|gpu|device:cpu|cpu):\d+")
 _STARS = "******************************************************"
 #: Memory counters closer than this (microseconds) to the previous one are skipped.
 _COUNTER_SPACING = 100
@@ -215,7 +214,7 @@ def graph_trace(result: ViewResult, step: int) -> tuple[Trace, str]:
 def _link_flows(tnodes: dict[str, dict[int, _TimeNode]], step: int) -> None:
     """Arrows from an input's run on one canonical device to its consumer on another."""
     for device in sorted(tnodes):
-        if not _CANONICAL.fullmatch(device):
+        if not is_canonical_device(device):
             continue
         for start in sorted(tnodes[device]):
             tnode = tnodes[device][start]
@@ -226,7 +225,7 @@ def _link_flows(tnodes: dict[str, dict[int, _TimeNode]], step: int) -> None:
                     continue
                 cpu_execs = gin.exec_step(step).cpu_execs
                 for other in sorted(cpu_execs):
-                    if not _CANONICAL.fullmatch(other) or other == device:
+                    if not is_canonical_device(other) or other == device:
                         continue
                     for in_start, _ in cpu_execs[other]:
                         source = tnodes.get(other, {}).get(in_start)

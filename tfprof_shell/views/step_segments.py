@@ -1,11 +1,12 @@
 """What one part of one step holds: the device work and host events behind a segment
 of the `steps` breakdown (the Steps page's click on a bar segment).
 
-A device part (compute, communication, memory, other, the idle parts) is the set
-of pieces of the device's span that :func:`views.steps.device_segments` labels
-with it; its *device events* are the step's events on the device overlapping
-those pieces, and its *host events* the host intervals overlapping them (what
-the host did while the device idled). A host part (sync, launch, ops, ...) is
+A device part (compute, communication, memory, other, sync, the idle parts) is
+the set of pieces of the device's span that :func:`views.steps.device_segments`
+labels with it; its *device events* are the step's events on the device
+overlapping those pieces (for sync, the device-side syncs: ``Event Sync``, ...),
+and its *host events* the host intervals overlapping them (what the host did
+while the device idled or waited). A host part (sync, launch, ops, ...) is
 the step's host events of that kind. Each list is grouped by name, with the
 count and the time inside the part (ns), largest first.
 """
@@ -21,7 +22,7 @@ from .steps import HOST_PARTS, device_segments
 
 #: Device part (as the steps document names it) -> device_segments' labels.
 PART_LABELS = {"compute": ("compute",), "communication_exposed": ("communication",),
-               "memory_exposed": ("memory",), "other": ("other",),
+               "memory_exposed": ("memory",), "other": ("other",), "sync": ("sync",),
                "idle": ("idle", "idle: host wait", "idle: queued"),
                "idle_host_wait": ("idle: host wait",), "idle_queued": ("idle: queued",)}
 #: At most this many names per list.
@@ -60,14 +61,16 @@ def segment_contents(iv: Intervals, step: int, device: str, part: str) -> dict[s
     if not device:
         return _host_part(iv, step, mark.start, mark.end, part)
     events = [e for e in iv.devices if e.step == step and e.device == device]
-    if not events:
+    syncs = [y for y in iv.syncs if y.step == step and y.device == device]
+    if not events and not syncs:
         raise KeyError("device %s in step %d" % (device, step))
     labels = PART_LABELS.get(part)
     if labels is None:  # a part this module does not know: the events of that kind
         chosen = [e for e in events if e.kind == part]
         pieces = union((e.start, e.end) for e in chosen)
     else:
-        pieces = union((a, b) for a, b, label in device_segments(events, HAS_LAUNCH in iv.has)
+        pieces = union((a, b) for a, b, label
+                       in device_segments(events, HAS_LAUNCH in iv.has, syncs)
                        if label in labels)
     starts = [a for a, _ in pieces]
     work = []
@@ -75,8 +78,13 @@ def segment_contents(iv: Intervals, step: int, device: str, part: str) -> dict[s
         t = _inside(e.start, e.end, pieces, starts)
         if t > 0:
             work.append((e.name, e.kind, t))
+    if part == "sync":
+        for y in syncs:
+            t = _inside(y.start, y.end, pieces, starts)
+            if t > 0:
+                work.append((y.name, "sync", t))
     host = []
-    if part.startswith("idle"):
+    if part.startswith("idle") or part == "sync":
         lo = pieces[0][0] if pieces else 0
         hi = pieces[-1][1] if pieces else 0
         for h in _host_between(iv.host, lo, hi):

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..model.intervals import (HAS_BYTES, HAS_HOST_COMM, HAS_INPUT, HAS_LAUNCH, HAS_SYNC,
-                               MEMORY_KINDS)
-from .steps import (DEVICE_PARTS, HOST_PARTS, DeviceBreakdown, HostBreakdown, StepBreakdown, device_parts,
+from ..model.intervals import (HAS_BYTES, HAS_DEVICE_SYNC, HAS_HOST_COMM, HAS_INPUT,
+                               HAS_LAUNCH, HAS_SYNC, MEMORY_KINDS)
+from .steps import (DEVICE_PARTS, HOST_PARTS, DeviceBreakdown, HostBreakdown, StepBreakdown,
+                    device_parts,
                     micros_parts)
 
 #: Host parts and the fact a format must record for the part to be known.
@@ -19,13 +20,16 @@ _HOST_NEEDS = {"sync": HAS_SYNC, "input": HAS_INPUT, "launch": HAS_LAUNCH,
 
 
 #: A steps document's key for a part of views.steps.DEVICE_PARTS, where it differs.
-_DOC_KEY = {"other_exposed": "other"}
+_DOC_KEY = {"other_exposed": "other", "sync_exposed": "sync"}
 
 
 def device_part_keys(has: frozenset[str]) -> list[str]:
     """The keys of a steps document's device figures that add up to its ``span``, in
-    the order they are taken (idle whole where the format records no launches)."""
+    the order they are taken (idle whole where the format records no launches; sync
+    only where it records device-side syncs)."""
     keys = [_DOC_KEY.get(p, p) for p in DEVICE_PARTS]
+    if HAS_DEVICE_SYNC not in has:
+        keys.remove("sync")
     if HAS_LAUNCH not in has:
         keys = [k for k in keys if not k.startswith("idle_")] + ["idle"]
     return keys
@@ -37,22 +41,42 @@ def us(ns: int) -> int:
 
 
 def device_values(d: DeviceBreakdown, has: frozenset[str]) -> dict[str, Optional[int]]:
-    """A device's figures in µs (None where unknown); the parts add up to ``span``."""
+    """A device's figures in µs (None where unknown); the parts add up to ``span``
+    (``busy`` + ``sync`` + ``idle``)."""
     parts = micros_parts(device_parts(d))
     span = sum(parts.values())
     idle = parts.get("idle", (parts.get("idle_host_wait") or 0) + (parts.get("idle_queued") or 0))
+    sync = parts["sync_exposed"]
     out: dict[str, Optional[int]] = {
-        "span": span, "busy": span - idle, "compute": parts["compute"],
+        "span": span, "busy": span - idle - sync, "compute": parts["compute"],
         "communication": us(d.communication), "communication_exposed":
         parts["communication_exposed"], "overlap": us(d.overlap), "memory": us(d.memory),
         "memory_exposed": parts["memory_exposed"], "other": parts["other_exposed"],
+        "sync": sync, "sync_all": us(d.sync), "sync_count": d.sync_count,
         "idle": idle, "idle_host_wait": parts.get("idle_host_wait"),
         "idle_queued": parts.get("idle_queued"), "events": d.events,
         "kernels": d.kernel_count, "short_kernels": d.short_kernels,
+        "launched_outside": d.outside_count, "launched_outside_time": us(d.outside_time),
     }
     if HAS_LAUNCH not in has:
         out["idle_host_wait"] = out["idle_queued"] = None
+        out["launched_outside"] = out["launched_outside_time"] = None
+    if HAS_DEVICE_SYNC not in has:
+        out["sync"] = out["sync_all"] = out["sync_count"] = None
     return out
+
+
+def sync_values(d: DeviceBreakdown, origin: int) -> list[dict[str, Any]]:
+    """A device's syncs in one step: kind, stream, start and end (µs from ``origin``, the
+    step's start), and what each waited for where the trace says (``null`` if not): the
+    stream, the device event there it waited on and that event's end, and when the host
+    recorded the CUDA event waited on."""
+    def at(ns: int) -> Optional[int]:
+        return None if ns < 0 else us(ns - origin)
+    return [{"kind": y.name, "stream": y.stream, "start": at(y.start), "end": at(y.end),
+             "waited_stream": y.waited_stream or None, "waited_for": y.waited_name or None,
+             "waited_end": at(y.waited_end), "event_recorded": at(y.record)}
+            for y in sorted(d.syncs)]
 
 
 def host_values(h: HostBreakdown, has: frozenset[str]) -> dict[str, Optional[int]]:
@@ -89,6 +113,7 @@ def memory_values(d: DeviceBreakdown, has: frozenset[str]) -> dict[str, dict[str
 _WAITS = (("device idle, host wait", "device", "idle_host_wait"),
           ("device idle, queued", "device", "idle_queued"),
           ("device idle", "device", "idle"),
+          ("device sync", "device", "sync"),
           ("communication", "device", "communication_exposed"),
           ("copies", "device", "memory_exposed"),
           ("input", "host", "input"),

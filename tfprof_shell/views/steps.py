@@ -10,8 +10,13 @@ Definitions (HTA's, per step, on exact times; see docs/steps.md):
   *overlap* is communication during compute;
 * the span splits into parts that add up to it exactly: compute, then
   communication outside compute, memory outside both, other device work,
-  and idle (span - busy); idle splits into *host wait* (before the host
-  started the call that launched the event ending the gap) and *queued*;
+  *sync* (a device-side synchronisation open with no work running: Kineto's
+  ``cuda_sync`` events, where the trace has them), and idle (the rest);
+  idle splits into *host wait* (before the host started the call that
+  launched the event ending the gap) and *queued*;
+* device events launched outside their step's marker (before the first
+  ``ProfilerStep``, between steps) or with no launch in the trace count where
+  they ran; they are counted apart (HTA leaves them out of every step);
 * the host side of a step (its marker) splits the same way, each instant
   labelled by the first kind present: sync, communication, input, launch,
   ops, and the rest (no host event at all).
@@ -24,13 +29,13 @@ from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 from ..model.intervals import (COMMUNICATION, COMPUTE, HAS_LAUNCH,
-                               HOST_KINDS, MEMORY_KINDS, OTHER, DeviceEvent, HostEvent,
-                               Intervals, StepMark)
+                               HOST_KINDS, MEMORY_KINDS, OTHER, DeviceEvent, DeviceSync,
+                               HostEvent, Intervals, StepMark)
 from .interval_math import Span, clip, gaps, intersect, length, subtract, union
 
 #: The parts of a device's span, in the order they are taken (each outside the ones before).
 DEVICE_PARTS = ("compute", "communication_exposed", "memory_exposed", "other_exposed",
-                "idle_host_wait", "idle_queued")
+                "sync_exposed", "idle_host_wait", "idle_queued")
 #: The parts of a step's host wall, in label order.
 HOST_PARTS = HOST_KINDS + ("rest",)
 
@@ -67,6 +72,16 @@ class DeviceBreakdown:
     memory_kinds: dict[str, MemoryKind] = field(default_factory=dict)
     kernel_count: int = 0
     short_kernels: int = 0
+    #: device-side syncs: their union, its part with no work running, their count,
+    #: and the syncs themselves (with what each waited for)
+    sync: int = 0
+    sync_exposed: int = 0
+    sync_count: int = 0
+    syncs: list[DeviceSync] = field(default_factory=list)
+    #: events launched outside the step's marker, or with no launch in the trace
+    #: (where the format records launches): count and the union of their time
+    outside_count: int = 0
+    outside_time: int = 0
 
     @property
     def span(self) -> int:
@@ -119,8 +134,11 @@ class StepsResult:
 SHORT_KERNEL_NS = 10_000
 
 
-def _device_breakdown(events: Sequence[DeviceEvent], has_launch: bool) -> DeviceBreakdown:
-    d = DeviceBreakdown(start=min(e.start for e in events), end=max(e.end for e in events),
+def _device_breakdown(events: Sequence[DeviceEvent], has_launch: bool,
+                      syncs: Sequence[DeviceSync] = (),
+                      mark: Optional[StepMark] = None) -> DeviceBreakdown:
+    spans = [(e.start, e.end) for e in events] + [(y.start, y.end) for y in syncs]
+    d = DeviceBreakdown(start=min(a for a, _ in spans), end=max(b for _, b in spans),
                         events=len(events))
     by_kind: dict[str, list[Span]] = {}
     for e in events:
@@ -137,7 +155,13 @@ def _device_breakdown(events: Sequence[DeviceEvent], has_launch: bool) -> Device
     both = union(compute + comm)
     d.memory_exposed = length(subtract(memory, both))
     d.other_exposed = d.busy - d.compute - d.communication_exposed - d.memory_exposed
-    d.idle = d.span - d.busy
+    covered = busy
+    if syncs:
+        waits = union((y.start, y.end) for y in syncs)
+        d.sync, d.sync_count, d.syncs = length(waits), len(syncs), list(syncs)
+        d.sync_exposed = length(subtract(waits, busy))
+        covered = union(busy + waits)
+    d.idle = d.span - d.busy - d.sync_exposed
     for kind in MEMORY_KINDS:
         spans = by_kind.get(kind)
         if spans:
@@ -148,21 +172,33 @@ def _device_breakdown(events: Sequence[DeviceEvent], has_launch: bool) -> Device
     d.kernel_count = len(kernels)
     d.short_kernels = sum(1 for e in kernels if e.end - e.start < SHORT_KERNEL_NS)
     if has_launch:
-        d.idle_host_wait, d.idle_queued = _idle_split(events, busy)
+        d.idle_host_wait, d.idle_queued = _idle_split(events, covered, syncs)
+        if mark is not None:
+            outside = [(e.start, e.end) for e in events
+                       if not mark.start <= e.launch < mark.end]
+            d.outside_count, d.outside_time = len(outside), length(union(outside))
     return d
 
 
-def _idle_split(events: Sequence[DeviceEvent], busy: list[Span]) -> tuple[int, int]:
-    """(host wait, queued) of the gaps in ``busy``: a gap is host wait until the
-    host started the call that launched the event ending it, queued after."""
+def _launch_at(events: Sequence[DeviceEvent], syncs: Sequence[DeviceSync]) -> dict[int, int]:
+    """Start -> the earliest host call that launched an event (or made a sync) starting
+    then."""
     launch_at: dict[int, int] = {}
-    for e in events:
+    for e in [*events, *syncs]:
         if e.launch >= 0:
             prev = launch_at.get(e.start)
             if prev is None or e.launch < prev:
                 launch_at[e.start] = e.launch
+    return launch_at
+
+
+def _idle_split(events: Sequence[DeviceEvent], covered: list[Span],
+                syncs: Sequence[DeviceSync] = ()) -> tuple[int, int]:
+    """(host wait, queued) of the gaps in ``covered``: a gap is host wait until the
+    host started the call that launched the event ending it, queued after."""
+    launch_at = _launch_at(events, syncs)
     wait = queued = 0
-    for a, b in gaps(busy):
+    for a, b in gaps(covered):
         launch = launch_at.get(b, -1)
         if launch < 0:
             queued += b - a
@@ -243,6 +279,10 @@ def step_breakdowns(iv: Intervals, steps: Optional[Sequence[int]] = None,
     for e in iv.devices:
         if e.step is not None and (not device or e.device == device):
             by_step.setdefault(e.step, {}).setdefault(e.device, []).append(e)
+    syncs_of: dict[int, dict[str, list[DeviceSync]]] = {}
+    for y in iv.syncs:
+        if y.step is not None and (not device or y.device == device):
+            syncs_of.setdefault(y.step, {}).setdefault(y.device, []).append(y)
     host = _host_unions(iv.host)
     has_launch = HAS_LAUNCH in iv.has
     wanted = set(steps) if steps is not None else None
@@ -254,8 +294,10 @@ def step_breakdowns(iv: Intervals, steps: Optional[Sequence[int]] = None,
         if wanted is not None and mark.step not in wanted:
             continue
         devs = by_step.get(mark.step, {})
-        breakdowns = {name: _device_breakdown(evs, has_launch)
-                      for name, evs in sorted(devs.items())}
+        syncs = syncs_of.get(mark.step, {})
+        breakdowns = {name: _device_breakdown(devs.get(name, ()), has_launch,
+                                              syncs.get(name, ()), mark)
+                      for name in sorted(set(devs) | set(syncs))}
         all_events = [e for evs in devs.values() for e in evs]
         out.append(StepBreakdown(mark.step, mark.start, mark.end, gap, breakdowns,
                                  _host_breakdown(mark, host, all_events)))
@@ -295,11 +337,13 @@ def _mean_device(ds: Sequence[DeviceBreakdown]) -> DeviceBreakdown:
     m.end = span
     for name in ("events", "busy", "compute", "communication", "overlap", "memory", "other",
                  "communication_exposed", "memory_exposed", "other_exposed", "kernel_count",
-                 "short_kernels"):
+                 "short_kernels", "sync", "sync_exposed", "sync_count", "outside_count",
+                 "outside_time"):
         setattr(m, name, _mean([getattr(d, name) for d in ds]))
     known = [d for d in ds if d.idle_host_wait is not None]
     m.busy = m.compute + m.communication_exposed + m.memory_exposed + m.other_exposed
-    m.idle = span - m.busy
+    m.sync_exposed = min(m.sync_exposed, max(span - m.busy, 0))
+    m.idle = span - m.busy - m.sync_exposed
     if known and len(known) == len(ds):
         m.idle_host_wait = min(_mean([d.idle_host_wait or 0 for d in ds]), m.idle)
         m.idle_queued = m.idle - m.idle_host_wait
@@ -315,7 +359,8 @@ def _mean_device(ds: Sequence[DeviceBreakdown]) -> DeviceBreakdown:
 def device_parts(d: DeviceBreakdown) -> list[tuple[str, int]]:
     """The device parts that add up to its span (idle whole if it is not split)."""
     parts = [("compute", d.compute), ("communication_exposed", d.communication_exposed),
-             ("memory_exposed", d.memory_exposed), ("other_exposed", d.other_exposed)]
+             ("memory_exposed", d.memory_exposed), ("other_exposed", d.other_exposed),
+             ("sync_exposed", d.sync_exposed)]
     if d.idle_host_wait is None or d.idle_queued is None:
         return parts + [("idle", d.idle)]
     return parts + [("idle_host_wait", d.idle_host_wait), ("idle_queued", d.idle_queued)]
@@ -342,8 +387,9 @@ __all__ = ["DEVICE_PARTS", "HOST_PARTS", "DeviceBreakdown",
            "device_segments", "micros_parts", "step_breakdowns"]
 
 
-def device_segments(events: Sequence[DeviceEvent], has_launch: bool) -> list[tuple[int, int, str]]:
-    """The span of ``events`` cut into labelled pieces (the parts of
+def device_segments(events: Sequence[DeviceEvent], has_launch: bool,
+                    syncs: Sequence[DeviceSync] = ()) -> list[tuple[int, int, str]]:
+    """The span of ``events`` (and ``syncs``) cut into labelled pieces (the parts of
     :func:`device_parts`, at their real times), sorted by start."""
     by_kind: dict[str, list[Span]] = {}
     for e in events:
@@ -354,14 +400,13 @@ def device_segments(events: Sequence[DeviceEvent], has_launch: bool) -> list[tup
     taken = union(compute + comm)
     memory = subtract(union(s for k in MEMORY_KINDS for s in by_kind.get(k, ())), taken)
     other = subtract(busy, union(taken + memory))
+    waits = subtract(union((y.start, y.end) for y in syncs), busy)
     out = [(a, b, label) for label, spans in (("compute", compute), ("communication", comm),
-                                              ("memory", memory), ("other", other))
+                                              ("memory", memory), ("other", other),
+                                              ("sync", waits))
            for a, b in spans]
-    launch_at: dict[int, int] = {}
-    for e in events:
-        if e.launch >= 0 and (e.start not in launch_at or e.launch < launch_at[e.start]):
-            launch_at[e.start] = e.launch
-    for a, b in gaps(busy):
+    launch_at = _launch_at(events, syncs)
+    for a, b in gaps(union(busy + waits)):
         launch = launch_at.get(b, -1) if has_launch else -1
         if launch < 0:
             out.append((a, b, "idle" if not has_launch else "idle: queued"))

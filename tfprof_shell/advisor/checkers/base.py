@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
 from ...model import Model
+from ...model.intervals import short_device
 from ...options import Options
 from ...views.base import ViewResult
 from ..catalog import CHECKER_HELP
@@ -54,5 +55,6 @@ class Checker:
 
 
 def on_accelerator(device: str) -> bool:
-    """The engine's test for a node placed on an accelerator (a GPU)."""
-    return "gpu" in device
+    """The engine's test for a node placed on an accelerator (a GPU), and a PyTorch
+    op's placement on any other accelerator (``device:mtia:0``)."""
+    return "gpu" in device or short_device(device) != device

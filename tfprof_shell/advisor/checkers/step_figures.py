@@ -41,8 +41,9 @@ class StepFigures:
         ``label`` (e.g. "idle: host wait")."""
         name = self.busiest(s)
         events = [e for e in self.intervals.devices if e.step == s.step and e.device == name]
+        syncs = [y for y in self.intervals.syncs if y.step == s.step and y.device == name]
         spans = union((a, b) for a, b, what in device_segments(
-            events, HAS_LAUNCH in self.intervals.has) if what == label)
+            events, HAS_LAUNCH in self.intervals.has, syncs) if what == label)
         return intersect(spans, [(s.start, s.end)])
 
     def host_ops_over(self, spans: list[tuple[int, int]], top: int = 3,

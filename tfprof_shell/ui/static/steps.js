@@ -22,7 +22,8 @@ const HOST_COLOURS = {
 };
 const LABELS = {
   communication_exposed: "communication (outside compute)", memory_exposed: "memory (outside compute and communication)",
-  other: "other device work", idle_host_wait: "idle: host wait", idle_queued: "idle: queued",
+  other: "other device work", sync: "device sync (a stream waiting, no work)",
+  idle_host_wait: "idle: host wait", idle_queued: "idle: queued",
   rest: "rest (no host event)", ops: "host ops",
 };
 
