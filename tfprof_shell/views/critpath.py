@@ -13,7 +13,8 @@ ops; ``-whatif`` scales the edges of matching events and finds the new path
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Sequence
+from operator import itemgetter
+from typing import Sequence
 
 from .. import regex
 from ..errors import RequestError
@@ -22,8 +23,8 @@ from ..model.path_input import ANNOTATION, DATA, DEVICE, HTA, OP, PathInput
 from .critpath_build import Built, build_window
 from .critpath_timeline import Timeline
 from .critpath_dataflow import dataflow_paths
-from .critpath_graph import Edge, GraphCycle
-from .critpath_result import CritPath, CritPathResult, Packed, WhatIf, Window
+from .critpath_graph import GraphCycle
+from .critpath_result import CritPath, CritPathResult, WhatIf, Window
 from .critpath_whatif import WhatIfRule, scaled_weights
 
 #: How each kind of path is defined, for its label.
@@ -47,7 +48,7 @@ def definition_of(inp: PathInput) -> str:
     """The DEFINITIONS key of an input's paths."""
     got = inp.derived.get("definition")
     if got is None:
-        got = ("host" if not any(e[2] == DEVICE for e in inp.events) else
+        got = ("host" if DEVICE not in map(itemgetter(2), inp.events) else
                "hta" if inp.definition == HTA else "xplane")
         inp.derived["definition"] = got
     return got
@@ -130,11 +131,10 @@ def window_path(inp: PathInput, window: Window, host_gaps: bool = False,
     built = build_window(tl, window.start, window.end, host_gaps, parents=bool(whatif))
     g = built.graph
     try:
-        length, edges = g.longest()
+        length, packed = g.longest_events()
     except GraphCycle as exc:
         raise RequestError("the dependency graph of %s has a cycle (%s): no critical path"
                            % (window.name, exc)) from None
-    packed = resolve(g, edges)
     path = CritPath(window, definition_of(inp), inp, length, packed, g.nodes, g.edges,
                     list(dict.fromkeys(built.notes)))
     if plain:
@@ -149,14 +149,8 @@ def window_path(inp: PathInput, window: Window, host_gaps: bool = False,
     return path
 
 
-def resolve(g: Any, edges: Sequence[Edge]) -> list[Packed]:
-    """The path's edges between events (see critpath_result.Packed)."""
-    ev = g.event
-    return [(ev[u], ev[v], w, info) for u, v, w, info in edges]
-
-
 def _whatif(tl: Timeline, built: Built, rules: Sequence[WhatIfRule], path: CritPath) -> WhatIf:
     chain_w, xw, changed = scaled_weights(tl, built, rules)
-    length, edges = built.graph.longest(chain_w, xw)
-    return WhatIf(tuple(rules), changed, length, resolve(built.graph, edges),
+    length, packed = built.graph.longest_events(chain_w, xw)
+    return WhatIf(tuple(rules), changed, length, packed,
                   path.wall - (path.length - length))
