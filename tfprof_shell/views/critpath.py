@@ -25,11 +25,13 @@ from .critpath_timeline import Timeline
 from .critpath_dataflow import dataflow_paths
 from .critpath_graph import GraphCycle
 from .critpath_result import CritPath, CritPathResult, WhatIf, Window
+from .critpath_rounding import rounded
 from .critpath_whatif import WhatIfRule, scaled_weights
 
 #: How each kind of path is defined, for its label.
 DEFINITIONS = {
     "hta": "HTA's definition, at the trace's ns precision",
+    "hta_us": "HTA's definition, each event rounded inward to whole us as HTA rounds it",
     "host": "host only: the profile has no device events, so no device path",
     "xplane": "approximate: a TF2/JAX profile records no waits between streams",
     "dataflow": "TensorFlow 1: the longest dataflow chain of measured op times",
@@ -50,6 +52,8 @@ def definition_of(inp: PathInput) -> str:
     if got is None:
         got = ("host" if DEVICE not in map(itemgetter(2), inp.events) else
                "hta" if inp.definition == HTA else "xplane")
+        if got == "hta" and inp.derived.get("precision") == "us":
+            got = "hta_us"
         inp.derived["definition"] = got
     return got
 
@@ -103,11 +107,18 @@ def windows(inputs: Sequence[PathInput], step: int = -1, region: str = "") -> li
 
 
 def critical_paths(model: Model, step: int = -1, region: str = "", host_gaps: bool = False,
-                   whatif: Sequence[WhatIfRule] = (), graph_events: bool = False
-                   ) -> CritPathResult:
+                   whatif: Sequence[WhatIfRule] = (), graph_events: bool = False,
+                   precision: str = "ns") -> CritPathResult:
     """The critical path of each chosen window of ``model`` (RequestError when the
-    format records no dependencies, or no window matches)."""
+    format records no dependencies, or no window matches); with ``precision`` "us",
+    from events rounded as HTA rounds them (RequestError unless HTA's definition)."""
     inputs = model.path_inputs()
+    if precision == "us":
+        if inputs is None or any(definition_of(inp) != "hta" for inp in inputs):
+            raise RequestError("-precision us rounds events as Holistic Trace Analysis does, "
+                               "for PyTorch GPU traces only; this profile's path is not "
+                               "HTA's: use -precision ns")
+        inputs = [rounded(inp) for inp in inputs]
     if inputs is None:
         return dataflow_paths(model, step, region, whatif)
     result = CritPathResult([], host_gaps=host_gaps)
