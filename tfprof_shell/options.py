@@ -63,6 +63,12 @@ MEMORY_KEYS = {
     "category": "How long the block lived: freed within its step, freed in a later "
                 "step, or not freed while profiled.",
 }
+#: The times `critpath -precision` builds the path from, with what each means.
+PRECISIONS = {
+    "ns": "The trace's own times, to the nanosecond.",
+    "us": "Each event rounded inward to whole microseconds (its start up, its end down), "
+          "as Holistic Trace Analysis rounds them: HTA's figures exactly.",
+}
 #: How -profiles combines each node's values, with what each means.
 AGGREGATES = {
     "sum": "Add the profiles' values (a profile without the node adds nothing).",
@@ -262,6 +268,11 @@ class Options:
     host_gaps: bool = _opt(
         False, BOOL, "Weigh the host time between a thread's top-level ops (HTA counts it as "
         "nothing).", "[true|false]", commands=(CRITPATH, "set"), in_dump=False)
+    precision: str = _opt(
+        "ns", CHOICE, "The event times the path is built from: the trace's own, or rounded "
+        "inward to whole µs as Holistic Trace Analysis rounds them.", "ns|us",
+        choices=lambda: tuple(PRECISIONS), choice_help=PRECISIONS, commands=(CRITPATH, "set"),
+        in_dump=False)
     whatif: tuple[str, ...] = _opt(
         (), WHATIF, "Scale the time of matching work by FACTOR and find the new path and "
         "the estimated window time: a name regex, cat:REGEX (the trace's category) or "

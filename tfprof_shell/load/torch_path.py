@@ -76,21 +76,33 @@ def _input(index: int, kept: KeptEvents) -> PathInput:
             end = start + _ns(dur)
         add((start, end, kind, ev.name, cat, ev.pid, ev.tid, ts, dur, None, None, None, None))
     for ev in kept.runtime:
-        start = _ns(ev.ts)
-        add((start, start + _ns(ev.dur), RUNTIME, ev.name, ev.cat, ev.pid, ev.tid, ev.ts,
-             ev.dur, (ev.args or NO_ARGS).correlation, None, None, None))
+        ts, dur = ev.ts, ev.dur
+        try:  # _ns's arithmetic inline; anything else takes _ns itself
+            start = round(ts * 1000.0)
+            end = start + round(dur * 1000.0)
+        except (TypeError, ValueError, OverflowError):
+            start = _ns(ts)
+            end = start + _ns(dur)
+        add((start, end, RUNTIME, ev.name, ev.cat, ev.pid, ev.tid, ts, dur,
+             (ev.args or NO_ARGS).correlation, None, None, None))
     # device work, then the cuda_sync records (which the loader keeps apart)
     for ev in kept.device + kept.sync:
         args = ev.args or NO_ARGS
-        start = _ns(ev.ts)
+        ts, dur = ev.ts, ev.dur
+        try:
+            start = round(ts * 1000.0)
+            end = start + round(dur * 1000.0)
+        except (TypeError, ValueError, OverflowError):
+            start = _ns(ts)
+            end = start + _ns(dur)
         if ev.cat == "cuda_sync":
             stream = args.stream if isinstance(args.stream, int) else -1
-            add((start, start + _ns(ev.dur), SYNC, ev.name, ev.cat, ev.pid, ev.tid, ev.ts,
-                 ev.dur, args.correlation, stream, args.device,
+            add((start, end, SYNC, ev.name, ev.cat, ev.pid, ev.tid, ts, dur,
+                 args.correlation, stream, args.device,
                  (args.wait_on_stream, args.wait_on_cuda_event_record_corr_id)))
         elif ev.cat in DEVICE_CATS:
-            add((start, start + _ns(ev.dur), DEVICE, ev.name, ev.cat, ev.pid, ev.tid, ev.ts,
-                 ev.dur, args.correlation, args.stream, args.device, None))
+            add((start, end, DEVICE, ev.name, ev.cat, ev.pid, ev.tid, ts, dur,
+                 args.correlation, args.stream, args.device, None))
     return PathInput(out, HTA, "PyTorch trace events", LAUNCHES, BLOCKING, False, steps,
                      None if steps else index)
 

@@ -42,7 +42,8 @@ def _paths(model: Model, name: str, opts: Options, several: bool,
            graph_events: bool = False) -> CritPathResult:
     try:
         return critical_paths(model, opts.step, opts.region, opts.host_gaps,
-                              [parse_rule(r) for r in opts.whatif], graph_events)
+                              [parse_rule(r) for r in opts.whatif], graph_events,
+                              opts.precision)
     except RequestError as exc:
         if several:
             raise RequestError("profile %s: %s" % (name, exc.message)) from None

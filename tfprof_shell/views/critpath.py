@@ -13,7 +13,8 @@ ops; ``-whatif`` scales the edges of matching events and finds the new path
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Sequence
+from operator import itemgetter
+from typing import Sequence
 
 from .. import regex
 from ..errors import RequestError
@@ -22,13 +23,15 @@ from ..model.path_input import ANNOTATION, DATA, DEVICE, HTA, OP, PathInput
 from .critpath_build import Built, build_window
 from .critpath_timeline import Timeline
 from .critpath_dataflow import dataflow_paths
-from .critpath_graph import Edge, GraphCycle
-from .critpath_result import CritPath, CritPathResult, Packed, WhatIf, Window
+from .critpath_graph import GraphCycle
+from .critpath_result import CritPath, CritPathResult, WhatIf, Window
+from .critpath_rounding import rounded
 from .critpath_whatif import WhatIfRule, scaled_weights
 
 #: How each kind of path is defined, for its label.
 DEFINITIONS = {
     "hta": "HTA's definition, at the trace's ns precision",
+    "hta_us": "HTA's definition, each event rounded inward to whole us as HTA rounds it",
     "host": "host only: the profile has no device events, so no device path",
     "xplane": "approximate: a TF2/JAX profile records no waits between streams",
     "dataflow": "TensorFlow 1: the longest dataflow chain of measured op times",
@@ -47,8 +50,10 @@ def definition_of(inp: PathInput) -> str:
     """The DEFINITIONS key of an input's paths."""
     got = inp.derived.get("definition")
     if got is None:
-        got = ("host" if not any(e[2] == DEVICE for e in inp.events) else
+        got = ("host" if DEVICE not in map(itemgetter(2), inp.events) else
                "hta" if inp.definition == HTA else "xplane")
+        if got == "hta" and inp.derived.get("precision") == "us":
+            got = "hta_us"
         inp.derived["definition"] = got
     return got
 
@@ -102,11 +107,18 @@ def windows(inputs: Sequence[PathInput], step: int = -1, region: str = "") -> li
 
 
 def critical_paths(model: Model, step: int = -1, region: str = "", host_gaps: bool = False,
-                   whatif: Sequence[WhatIfRule] = (), graph_events: bool = False
-                   ) -> CritPathResult:
+                   whatif: Sequence[WhatIfRule] = (), graph_events: bool = False,
+                   precision: str = "ns") -> CritPathResult:
     """The critical path of each chosen window of ``model`` (RequestError when the
-    format records no dependencies, or no window matches)."""
+    format records no dependencies, or no window matches); with ``precision`` "us",
+    from events rounded as HTA rounds them (RequestError unless HTA's definition)."""
     inputs = model.path_inputs()
+    if precision == "us":
+        if inputs is None or any(definition_of(inp) != "hta" for inp in inputs):
+            raise RequestError("-precision us rounds events as Holistic Trace Analysis does, "
+                               "for PyTorch GPU traces only; this profile's path is not "
+                               "HTA's: use -precision ns")
+        inputs = [rounded(inp) for inp in inputs]
     if inputs is None:
         return dataflow_paths(model, step, region, whatif)
     result = CritPathResult([], host_gaps=host_gaps)
@@ -130,11 +142,10 @@ def window_path(inp: PathInput, window: Window, host_gaps: bool = False,
     built = build_window(tl, window.start, window.end, host_gaps, parents=bool(whatif))
     g = built.graph
     try:
-        length, edges = g.longest()
+        length, packed = g.longest_events()
     except GraphCycle as exc:
         raise RequestError("the dependency graph of %s has a cycle (%s): no critical path"
                            % (window.name, exc)) from None
-    packed = resolve(g, edges)
     path = CritPath(window, definition_of(inp), inp, length, packed, g.nodes, g.edges,
                     list(dict.fromkeys(built.notes)))
     if plain:
@@ -149,14 +160,8 @@ def window_path(inp: PathInput, window: Window, host_gaps: bool = False,
     return path
 
 
-def resolve(g: Any, edges: Sequence[Edge]) -> list[Packed]:
-    """The path's edges between events (see critpath_result.Packed)."""
-    ev = g.event
-    return [(ev[u], ev[v], w, info) for u, v, w, info in edges]
-
-
 def _whatif(tl: Timeline, built: Built, rules: Sequence[WhatIfRule], path: CritPath) -> WhatIf:
     chain_w, xw, changed = scaled_weights(tl, built, rules)
-    length, edges = built.graph.longest(chain_w, xw)
-    return WhatIf(tuple(rules), changed, length, resolve(built.graph, edges),
+    length, packed = built.graph.longest_events(chain_w, xw)
+    return WhatIf(tuple(rules), changed, length, packed,
                   path.wall - (path.length - length))

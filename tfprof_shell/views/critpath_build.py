@@ -60,6 +60,7 @@ _DEP = pack(DEPENDENCY, NONE, -1)
 _GAP = pack(DEPENDENCY, CPU, -1)
 _SYNC = pack(SYNC_EDGE, NONE, -1)
 _LAUNCH = pack(LAUNCH, LAUNCH_OVERHEAD, -1)
+_KK = pack(KERNEL_KERNEL, KERNEL_KERNEL_OVERHEAD, -1) & 63
 
 
 def build_window(tl: Timeline, lo: int, hi: int, host_gaps: bool = False,
@@ -68,116 +69,130 @@ def build_window(tl: Timeline, lo: int, hi: int, host_gaps: bool = False,
     with ``parents``, each host event's enclosing event too (for -whatif)."""
     g = PathGraph()
     out = Built(g)
-    ev = tl.events
-    start_of, end_of, parent_of = out.start_of, out.end_of, out.parent
-    add_time, add_event = g.time.append, g.event.append
-    add_w, add_info = g.chain_w.append, g.chain_info.append
     runtimes: list[int] = []
-    nid = 0
-    cpu_op, data_op = CPU << 3 | OPERATOR, DATA_LOADING << 3 | OPERATOR
-    for starts, ends, order, flags in tl.threads:
-        k0, k1 = bisect_left(starts, lo), bisect_right(starts, hi)
-        if k0 == k1:
-            continue
-        # the call stack, walked in start order: (end, event, flags); the nodes are
-        # added in the walk's order, each joined to the one before (the last added,
-        # at prev_time: an event's start, or its end with prev_end)
-        stack: list[tuple[int, int, int]] = []
-        top = 1 << 62  # the end of the innermost open event
-        depth = data_depth = 0
-        last_parent = prev_event = -1
-        prev_time = -1
-        prev_end = False
-        bound = cpu_op
-        for k in range(k0, k1 + 1):
-            start = starts[k] if k < k1 else (1 << 62) - 1  # the end: close everything
-            while top <= start:
-                end, j, f = stack.pop()
-                top = stack[-1][0] if stack else 1 << 62
-                if not f:
-                    continue
-                depth -= 1
-                # a leaf's own time, or a parent's after its last child: the event's
-                add_time(end)
-                add_event(~j)
-                add_w(0 if f & BLOCKING or end < prev_time else end - prev_time)
-                add_info((j + 1) << 6 | bound)
-                if f & IS_RUNTIME:
-                    end_of[j] = nid
-                prev_time = end
-                prev_end = True
-                prev_event = j
-                nid += 1
-                if f & IS_DATA:
-                    data_depth -= 1
-                    if not data_depth:
-                        bound = cpu_op
-                if depth:
-                    last_parent = stack[-1][1]
-            if k == k1:
-                break
-            i = order[k]
-            f = flags[k]
-            end = ends[k]
-            up = stack[-1][1] if stack else -1
-            if parents and up >= 0:
-                parent_of[i] = up
-            if f:
-                if prev_time < 0:
-                    add_w(-1)
-                    add_info(0)
-                elif not depth:  # the next top-level op
-                    if host_gaps:
-                        add_w(start - prev_time if start > prev_time else 0)
-                        add_info(_GAP)
-                    else:
-                        add_w(0)
-                        add_info(_DEP)
-                else:
-                    add_w(start - prev_time if start > prev_time else 0)
-                    # from the parent's start: the parent's; from a sibling's end: the scope's
-                    add_info(((last_parent if prev_end else prev_event) + 1) << 6 | bound)
-                add_time(start)
-                add_event(i)
-                if f & IS_RUNTIME:
-                    start_of[i] = nid
-                    runtimes.append(i)
-                nid += 1
-                if k + 1 == k1 or starts[k + 1] >= end:
-                    # a leaf: its end follows at once (as if pushed and popped)
-                    add_time(end)
-                    add_event(~i)
-                    add_w(0 if f & BLOCKING or end < start else end - start)
-                    add_info((i + 1) << 6 | (data_op if f & IS_DATA else bound))
-                    if f & IS_RUNTIME:
-                        end_of[i] = nid
-                    nid += 1
-                    prev_time = end
-                    prev_end = True
-                    prev_event = i
-                    if depth:
-                        last_parent = up
-                    continue
-                prev_time = start
-                prev_end = False
-                prev_event = i
-                depth += 1
-                if f & IS_DATA:
-                    data_depth += 1
-                    bound = data_op
-                last_parent = up
-            stack.append((end, i, f))
-            top = end
-    _lock_edges(g, ev, runtimes, end_of)
+    for thread in tl.threads:
+        _walk(g, out, thread, lo, hi, host_gaps, parents, runtimes)
+    _lock_edges(g, tl.events, runtimes, out.end_of)
     _device_edges(tl, out, runtimes)
     return out
+
+
+def _walk(g: PathGraph, out: Built, thread: tuple[list[int], list[int], list[int], list[int]],
+          lo: int, hi: int, host_gaps: bool, parents: bool, runtimes: list[int]) -> None:
+    """Add one thread's call stack in the window: its events walked in start order
+    (the stack holds (end, event, flags)), each node joined by a chain edge to the
+    node added before it (at ``prev_time``)."""
+    starts, ends, order, flags = thread
+    k0, k1 = bisect_left(starts, lo), bisect_right(starts, hi)
+    if k0 == k1:
+        return
+    times, events, ws, infos = g.time, g.event, g.chain_w, g.chain_info
+    add_time, add_event, add_w, add_info = (times.append, events.append, ws.append,
+                                            infos.append)
+    two_times, two_events, two_ws, two_infos = (times.extend, events.extend, ws.extend,
+                                                infos.extend)
+    start_of, end_of, parent_of = out.start_of, out.end_of, out.parent
+    add_runtime = runtimes.append
+    stack: list[tuple[int, int, int]] = []
+    push, pop = stack.append, stack.pop
+    never = 1 << 62
+    top = never  # the end of the innermost open event
+    depth = data_depth = 0
+    # the event a start's edge is attributed to inside a scope: after a start, that
+    # event; after an end, the innermost open event (possibly an annotation)
+    scope = -1
+    prev_time = -1
+    cpu_op, data_op = CPU << 3 | OPERATOR, DATA_LOADING << 3 | OPERATOR
+    bound = cpu_op
+    gap_info = _GAP if host_gaps else _DEP
+    for k in range(k0, k1 + 1):
+        start = starts[k] if k < k1 else never - 1  # the end: close everything
+        while top <= start:
+            end, j, f = pop()
+            top = stack[-1][0] if stack else never
+            if not f:
+                continue
+            depth -= 1
+            # a parent's end, after its last child
+            if f & IS_RUNTIME:
+                end_of[j] = len(times)
+            add_time(end)
+            add_event(~j)
+            add_w(0 if f & BLOCKING or end < prev_time else end - prev_time)
+            add_info((j + 1) << 6 | bound)
+            prev_time = end
+            if f & IS_DATA:
+                data_depth -= 1
+                if not data_depth:
+                    bound = cpu_op
+            if depth:
+                scope = stack[-1][1]
+        if k == k1:
+            break
+        i = order[k]
+        f = flags[k]
+        end = ends[k]
+        if parents and stack:
+            parent_of[i] = stack[-1][1]
+        if not f:  # an annotation: a scope, not a node
+            push((end, i, 0))
+            top = end
+            continue
+        if depth:
+            w = start - prev_time if start > prev_time else 0
+            info = (scope + 1) << 6 | bound
+        elif prev_time < 0:
+            w = info = -1
+        else:  # the next top-level op
+            w = start - prev_time if host_gaps and start > prev_time else 0
+            info = gap_info
+        if k + 1 == k1 or starts[k + 1] >= end:
+            # a leaf: its end follows at once (as if pushed and popped)
+            if f != 1:
+                if f & IS_RUNTIME:
+                    start_of[i] = len(times)
+                    end_of[i] = len(times) + 1
+                    add_runtime(i)
+                two_ws((w, 0 if f & BLOCKING else end - start))
+                two_infos((info if info >= 0 else 0,
+                           (i + 1) << 6 | (data_op if f & IS_DATA else bound)))
+            else:
+                two_ws((w, end - start))
+                two_infos((info if info >= 0 else 0, (i + 1) << 6 | bound))
+            two_times((start, end))
+            two_events((i, ~i))
+            prev_time = end
+            if depth:
+                scope = stack[-1][1]
+            continue
+        if f & IS_RUNTIME:
+            start_of[i] = len(times)
+            add_runtime(i)
+        add_time(start)
+        add_event(i)
+        add_w(w)
+        add_info(info if info >= 0 else 0)
+        prev_time = start
+        scope = i
+        depth += 1
+        if f & IS_DATA:
+            data_depth += 1
+            bound = data_op
+        push((end, i, f))
+        top = end
 
 
 def _lock_edges(g: PathGraph, ev: list, runtimes: list[int], end_of: dict[int, int]) -> None:
     """Zero-weight edges between runtime calls of different threads that overlap: the
     later one ends after the earlier one released the runtime's lock."""
+    if not runtimes:
+        return
+    first = ev[runtimes[0]]
+    thread = (first[5], first[6])
+    if all((ev[r][5], ev[r][6]) == thread for r in runtimes):
+        return  # one thread: its calls never overlap another's
     active: list[int] = []
-    for i in sorted(runtimes, key=lambda r: (ev[r][0], r)):
+    for _, i in sorted(zip([ev[r][0] for r in runtimes], runtimes)):
         e = ev[i]
         if active:
             active = [a for a in active if ev[a][1] > e[0]]
@@ -190,15 +205,22 @@ def _lock_edges(g: PathGraph, ev: list, runtimes: list[int], end_of: dict[int, i
 
 def _device_edges(tl: Timeline, out: Built, runtimes: list[int]) -> None:
     g, ev, start_of, end_of = out.graph, tl.events, out.start_of, out.end_of
+    linked = tl.linked_items
     items: list[tuple[int, int, int]] = []
     for r in runtimes:
-        for d in tl.launched.get(r, ()):
-            items.append((ev[d][0], 0, d))
-        for s in tl.syncs.get(r, ()):
-            items.append((ev[s][1], 1, s))
+        got = linked.get(r)
+        if got is not None:
+            items += got
+    if not items:
+        return
     items.sort()
-    time, edge, node = g.time, g.edge, g.node
+    time, events = g.time, g.event
+    two_times, two_events, two_ws, two_infos = (time.extend, events.extend, g.chain_w.extend,
+                                                g.chain_info.extend)
+    edge = g.edge
     approximate = tl.input.definition != HTA
+    end_bound = tl.end_bound
+    launch_of, launch_ok = tl.launch_of, tl.launch_ok
     last_node: dict[tuple[Any, Any], int] = {}
     kernel_sync: dict[int, int] = {}
     for _, is_sync, i in items:
@@ -228,26 +250,36 @@ def _device_edges(tl: Timeline, out: Built, runtimes: list[int]) -> None:
                     edge(end, call, 0, _SYNC)
             continue
         key = (e[5], e[10])
-        s = start_of[i] = node(i, e[0], False)
-        end_of[i] = node(i, e[1], True, max(e[1] - e[0], 0),
-                         pack(OPERATOR, GPU_COMMUNICATION if _COMM.match(e[3]) else GPU_COMPUTE,
-                              i))
-        waited = kernel_sync.pop(i, None)
-        waited_end = end_of.get(waited, -1) if waited is not None else -1
-        if waited_end >= 0:
-            if tl.stream(waited) == key:
-                out.notes.append("a sync between two kernels of one stream was left out")
-                waited_end = -1
-            else:
-                edge(waited_end, s, 0, _SYNC)
-        call = tl.launch_of[i]
+        start, stop = e[0], e[1]
+        # the event's start node (a chain of its own) and its end node
+        s = start_of[i] = len(time)
+        end_of[i] = s + 1
+        two_times((start, stop))
+        two_events((i, ~i))
+        two_ws((-1, stop - start if stop > start else 0))
+        bound = end_bound.get(e[3])
+        if bound is None:
+            bound = end_bound[e[3]] = GPU_COMMUNICATION if _COMM.match(e[3]) else GPU_COMPUTE
+        two_infos((0, (i + 1) << 6 | bound << 3 | OPERATOR))
+        waited_end = -1
+        if kernel_sync:
+            waited = kernel_sync.pop(i, None)
+            waited_end = end_of.get(waited, -1) if waited is not None else -1
+            if waited_end >= 0:
+                if tl.stream(waited) == key:
+                    out.notes.append("a sync between two kernels of one stream was left out")
+                    waited_end = -1
+                else:
+                    edge(waited_end, s, 0, _SYNC)
+        call = launch_of[i]
         call_start = ev[call][0]
         prev = last_node.get(key, -1)
-        if (i in tl.launch_ok and (prev < 0 or time[prev] < call_start)
+        if (i in launch_ok and (prev < 0 or time[prev] < call_start)
                 and (waited_end < 0 or time[waited_end] < call_start)):
-            edge(start_of[call], s, e[0] - call_start, _LAUNCH)
-        elif (prev >= 0 and (waited_end < 0 or time[waited_end] < time[prev])
-              and e[0] - time[prev] < KERNEL_GAP_LIMIT):
-            edge(prev, s, e[0] - time[prev],
-                 pack(KERNEL_KERNEL, KERNEL_KERNEL_OVERHEAD, ~g.event[prev]))
-        last_node[key] = end_of[i]
+            edge(start_of[call], s, start - call_start, _LAUNCH)
+        elif prev >= 0:
+            prev_end = time[prev]
+            if ((waited_end < 0 or time[waited_end] < prev_end)
+                    and start - prev_end < KERNEL_GAP_LIMIT):
+                edge(prev, s, start - prev_end, (~events[prev] + 1) << 6 | _KK)
+        last_node[key] = s + 1

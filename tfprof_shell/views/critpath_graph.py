@@ -139,6 +139,39 @@ class PathGraph:
         edge wins, then the earliest added edge; the path ends at the earliest node of
         the greatest distance and starts where no edge leads further back (through
         zero weights too)."""
+        top, pieces = self._solve(chain_w, xw)
+        cw = self.chain_w if chain_w is None else chain_w
+        path: list[Edge] = []
+        for lo, hi, e in pieces:
+            if e < 0:
+                path += zip(range(lo, hi), range(lo + 1, hi + 1), cw[lo + 1:hi + 1],
+                            self.chain_info[lo + 1:hi + 1])
+            else:
+                path.append((self.xsrc[e], self.xdst[e], (self.xw if xw is None else xw)[e],
+                             self.xinfo[e]))
+        return top, path
+
+    def longest_events(self, chain_w: Optional[Sequence[int]] = None,
+                       xw: Optional[Sequence[int]] = None) -> tuple[int, list[Edge]]:
+        """As :meth:`longest`, each edge's ends given as events (an event, or ~event
+        for its end: see critpath_result.Packed) instead of nodes."""
+        top, pieces = self._solve(chain_w, xw)
+        cw = self.chain_w if chain_w is None else chain_w
+        w = self.xw if xw is None else xw
+        ev = self.event
+        path: list[Edge] = []
+        for lo, hi, e in pieces:
+            if e < 0:
+                path += zip(ev[lo:hi], ev[lo + 1:hi + 1], cw[lo + 1:hi + 1],
+                            self.chain_info[lo + 1:hi + 1])
+            else:
+                path.append((ev[self.xsrc[e]], ev[self.xdst[e]], w[e], self.xinfo[e]))
+        return top, path
+
+    def _solve(self, chain_w: Optional[Sequence[int]], xw: Optional[Sequence[int]]
+               ) -> tuple[int, list[tuple[int, int, int]]]:
+        """(length, the path in order as pieces): ``(lo, hi, -1)`` the chain edges
+        from node ``lo`` to node ``hi``, ``(u, v, e)`` the other edge ``e``."""
         n = len(self.time)
         if not n:
             return 0, []
@@ -211,17 +244,22 @@ class PathGraph:
                     end = v
         except ValueError:
             pass
-        path: list[Edge] = []
-        xsrc, info, chain_info = self.xsrc, self.xinfo, self.chain_info
+        # back from the end: a plain node's predecessor is the node before it, so a
+        # run of them down to the special node below is one piece
+        pieces: list[tuple[int, int, int]] = []
+        xsrc = self.xsrc
         while True:
             e = best[end]
-            if e == -2 or (e == -1 and not special[end]):
-                path.append((end - 1, end, cw[end], chain_info[end]))
-                end -= 1
-            elif e >= 0:
-                path.append((xsrc[e], end, w[e], info[e]))
+            if e >= 0:
+                pieces.append((xsrc[e], end, e))
                 end = xsrc[e]
+            elif e == -2 or not special[end]:
+                lo = end - 1
+                if not special[lo]:
+                    lo = specials[bisect_right(specials, lo) - 1]
+                pieces.append((lo, end, -1))
+                end = lo
             else:
                 break
-        path.reverse()
-        return top, path
+        pieces.reverse()
+        return top, pieces

@@ -7,6 +7,7 @@ Made by views/critpath.py (trace formats) and views/critpath_dataflow.py
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import invert
 from typing import Any, NamedTuple, Optional, Sequence
 
 from ..model.path_input import PathInput
@@ -139,9 +140,13 @@ class CritPath:
         """How many events the path passes."""
         if self._events is not None:
             return len(self._events)
-        ends = {a for a, _, _, _ in self.packed}
-        ends.update([b for _, b, _, _ in self.packed])
-        return len({x if x >= 0 else ~x for x in ends})
+        if not self.packed:
+            return 0
+        froms, tos = list(zip(*self.packed))[:2]
+        ends = set(froms)
+        ends.update(tos)
+        # an end node's ~event to the event, in C: max(x, ~x) is the event either way
+        return len(set(map(max, ends, map(invert, ends))))
 
     @property
     def steps(self) -> list[PathStep]:

@@ -37,24 +37,32 @@ class Timeline:
         blocking = inp.blocking_names
         runtime_of: dict[Any, int] = {}
         linked: list[int] = []  # device events and sync records
+        flag_of = (NODE, NODE | IS_RUNTIME, NODE | IS_DATA, 0)  # by kind
+        rows: list[tuple[int, int, int, int]] = []
+        pid = tid = None  # the thread of ``rows`` (events come in runs of one thread)
         for i, e in enumerate(ev):
             kind = e[2]
             if kind > ANNOTATION:
                 linked.append(i)
                 continue
+            start, end = e[0], e[1]
             if kind == RUNTIME:
                 if e[9] is not None:
                     runtime_of[e[9]] = i
+                if end <= start:
+                    continue
                 flag = NODE | IS_RUNTIME | (BLOCKING if e[3] in blocking else 0)
+            elif end <= start:
+                continue
             else:
-                flag = 0 if kind == ANNOTATION else NODE | IS_DATA if kind == DATA else NODE
-            start, end = e[0], e[1]
-            if end > start:
-                key = (e[5], e[6])
-                rows = by_thread.get(key)
-                if rows is None:
-                    rows = by_thread[key] = []
-                rows.append((start, start - end, i, flag))
+                flag = flag_of[kind]
+            if e[6] != tid or e[5] != pid or not rows:
+                pid, tid = e[5], e[6]
+                got = by_thread.get((pid, tid))
+                if got is None:
+                    got = by_thread[(pid, tid)] = []
+                rows = got
+            rows.append((start, start - end, i, flag))
         #: per thread: its events' starts, ends, indices and flags (NODE, ...)
         self.threads: list[tuple[list[int], list[int], list[int], list[int]]] = []
         for key in sorted(by_thread, key=lambda k: (_key(k[0]), _key(k[1]))):
@@ -83,6 +91,14 @@ class Timeline:
         for devs in self.launched.values():
             if len(devs) > 1:
                 devs.sort(key=lambda d: ev[d][0])
+        #: runtime call -> what a window's device walk sorts: (start, 0, device event)
+        #: of the work it launched, (end, 1, record) of its cuda_sync records
+        self.linked_items: dict[int, list[tuple[int, int, int]]] = {
+            r: [(ev[d][0], 0, d) for d in devs] for r, devs in self.launched.items()}
+        for r, records in self.syncs.items():
+            self.linked_items.setdefault(r, []).extend((ev[s][1], 1, s) for s in records)
+        #: device event name -> what bounds its time (kept as windows find them)
+        self.end_bound: dict[Any, int] = {}
         self.launch_ok = self._queue_test()
         self.record_src, self.wait_dest = self._sync_joins(runtime_of)
 
