@@ -113,7 +113,7 @@ def _whole(micros: float) -> int:
 class _PyName:
     """What a ``python_function`` event's name means, worked out once per name."""
 
-    __slots__ = ("frame", "label", "mark", "user", "kept")
+    __slots__ = ("frame", "label", "mark", "user", "kept", "only_frame")
 
     def __init__(self, name: str) -> None:
         m = _PY_FRAME.fullmatch(name)
@@ -128,6 +128,8 @@ class _PyName:
         self.user = user_frame(name)
         #: kept for the step breakdown (input waits and the program's own frames)
         self.kept = self.user or "__next__" in name
+        #: nothing but (maybe) a code-trace frame is read of it
+        self.only_frame = self.label is None and self.mark is None and not self.kept
 
 
 def _mark(name: str) -> Optional[int]:
@@ -160,8 +162,9 @@ class _Sorted:
         keep_sync = self.kept.sync.append
         py_names: dict[str, _PyName] = {}
         for seq, ev in enumerate(events):
-            if ev.ph != "X":
-                if ev.ph == "i" and ev.name == "[memory]":
+            ph = ev.ph
+            if ph != "X":
+                if ph == "i" and ev.name == "[memory]":
                     self.memory[(ev.pid, ev.tid)].append(ev)
                 continue
             cat, name = ev.cat, ev.name
@@ -171,6 +174,12 @@ class _Sorted:
                 info = py_names.get(name)
                 if info is None:
                     info = py_names[name] = _PyName(name)
+                if info.only_frame:  # most Python events: a frame, or nothing read
+                    frame = info.frame
+                    if frame is not None:
+                        start = float(ev.ts)
+                        framed[(ev.pid, ev.tid)].append((start, start + float(ev.dur), frame))
+                    continue
                 if info.label is not None:
                     scoped[(ev.pid, ev.tid)].append(
                         (float(ev.ts), -float(ev.dur), seq, info.label, None, MODULE_SCOPE))
