@@ -474,9 +474,9 @@ class TorchFiles:
             reread: Optional[Callable[[Sequence[TraceEvent]],
                                       Optional[Sequence[TraceEvent]]]] = None) -> None:
         """Add one trace, file ``index`` (its step when it has no ProfilerStep marks).
-        ``reread(samples)`` gives the events again with the argument fields ``samples``
-        call for, None if they were read (see :meth:`_Sorted.samples`; without it those
-        fields read None)."""
+        ``reread(samples)`` gives the events the argument fields ``samples`` call for
+        (see :meth:`_Sorted.samples`; without it those fields read None): None if the
+        events held have them now, else the events to take instead."""
         parts = _Sorted(events)
         if reread is not None:
             again = reread(parts.samples())
