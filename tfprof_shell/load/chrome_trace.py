@@ -16,13 +16,14 @@ Two producers are understood:
 from __future__ import annotations
 
 import gzip
+import mmap
 import zlib
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Iterable, Optional, Sequence, Union
 
 from ..errors import LoadError
 from ..model import Model, Source
 from .collective_calls import TorchCollectives
-from .files import read_bytes
+from .files import map_bytes
 from .memory_tf1 import TimelineTensors
 from .progress import FileMeter, file_meter
 from .records import StatRecord
@@ -60,7 +61,7 @@ def read_trace_document(path: str, entry: str = "", meter: Optional[FileMeter] =
     return _decoded(data, path, entry, meter, index, groups)
 
 
-def _decoded(data: bytes, path: str, entry: str, meter: Optional[FileMeter], index: int,
+def _decoded(data: Union[bytes, mmap.mmap], path: str, entry: str, meter: Optional[FileMeter], index: int,
              groups: frozenset[str]) -> tuple[list[TraceEvent], TraceHeader]:
     """The events and header of file ``path``'s bytes ``data`` (see
     :func:`read_trace_document`)."""
@@ -81,12 +82,13 @@ def _where(path: str, entry: str) -> str:
     return "--profile_path %s%s" % (path, " (%s)" % entry if entry else "")
 
 
-def read_document(path: str, entry: str = "") -> bytes:
-    """The bytes of one Chrome-trace file, gunzipped; LoadError if they do not unzip."""
-    data = read_bytes(path, "profile_path")
+def read_document(path: str, entry: str = "") -> Union[bytes, mmap.mmap]:
+    """The bytes of one Chrome-trace file, gunzipped (a large plain file as a map of it:
+    :func:`.files.map_bytes`); LoadError if they do not unzip."""
+    data = map_bytes(path, "profile_path")
     if data[:2] == b"\x1f\x8b":
         try:
-            data = gzip.decompress(data)
+            return gzip.decompress(data)
         except (OSError, EOFError, zlib.error):
             raise LoadError("%s: gzip data does not decompress" % _where(path, entry)) from None
     return data
@@ -179,7 +181,7 @@ class _Reread:
     first called."""
 
     def __init__(self, path: str, entry: str, events: list[TraceEvent], header: TraceHeader,
-                 data: Optional[bytes] = None) -> None:
+                 data: Union[bytes, mmap.mmap, None] = None) -> None:
         self.path, self.entry, self.events, self.header = path, entry, events, header
         self.data = data
 

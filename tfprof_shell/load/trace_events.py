@@ -297,7 +297,7 @@ def parse_trace_events(data: bytes, groups: Iterable[str] = ()) -> Optional[list
 def parse_trace_document(data: bytes, groups: Iterable[str] = ()
                          ) -> tuple[Optional[list[TraceEvent]], TraceHeader]:
     """:func:`parse_trace_events`, and the document's header (empty for a bare list),
-    which says what groups were read."""
+    which says what groups were read; ``data`` may be any buffer (a mapped file)."""
     wanted = frozenset(groups) | _header_groups(data)
     try:
         doc = _decoder(wanted)(data)
@@ -313,7 +313,7 @@ def parse_trace_document(data: bytes, groups: Iterable[str] = ()
         # a header of its own: the document would keep every event alive
         return doc.traceEvents, TraceHeader(*(None if v is UNSET else v for v in (
             doc.distributed, doc.base_ns, doc.host)), groups=wanted)
-    generic = parse_json(data)
+    generic = parse_json(data if isinstance(data, (bytes, str)) else bytes(data))
     header = TraceHeader(groups=wanted, typed=False)
     if isinstance(generic, dict):
         wanted |= _present_groups(generic)
