@@ -16,7 +16,7 @@ from ..views.collectives import (MODE_TEXT, CollectivesResult, Instance, StepVer
                                  with_calls)
 from .base import Rendered
 from .steps import NA, table
-from .steps_run import deliver_document
+from .document import deliver_document
 
 _WRITTEN = ("stdout", "file", "json", "none", "timeline")
 #: Up to this many ranks, the table has a wait column per rank.

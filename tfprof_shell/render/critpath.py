@@ -200,11 +200,6 @@ def critpath_document(result: CritPathResult) -> dict[str, Any]:
             "host_gaps": result.host_gaps, "paths": paths}
 
 
-def dumps(doc: dict[str, Any]) -> str:
-    """The JSON text of a document (two-space indent, newline at the end)."""
-    return json.dumps(doc, indent=2, default=str) + "\n"
-
-
 # -- the Chrome trace ---------------------------------------------------------
 
 def critpath_trace(result: CritPathResult) -> str:

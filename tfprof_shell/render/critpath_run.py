@@ -15,7 +15,8 @@ from ..views.critpath import DEFINITIONS, critical_paths
 from ..views.critpath_result import CritPathResult
 from ..views.critpath_whatif import parse_rule
 from .base import Rendered
-from .critpath import critpath_document, critpath_text, critpath_trace, definitions, dumps
+from .critpath import critpath_document, critpath_text, critpath_trace, definitions
+from .document import deliver_document
 from .critpath_diff import diff_document, diff_text
 
 _WRITTEN = ("stdout", "file", "json", "none", "timeline")
@@ -83,8 +84,9 @@ def run_critpath(models: Mapping[str, Model], current: str, opts: Options) -> Re
             "profiles": {current: critpath_document(cur), opts.base: critpath_document(base)},
             "diff": diff_document(current, opts.base, cur, base)})
         labels = kind not in ("stdout", "file")
-        return _deliver(lambda: diff_text(current, opts.base, cur, base), reply, opts,
-                        _notes(cur, labels) + _notes(base, labels))
+        return deliver_document(lambda: diff_text(current, opts.base, cur, base),
+                                reply.document, opts, reply,
+                                _notes(cur, labels) + _notes(base, labels))
     result = _paths(models[current], current, opts, False, kind == "timeline")
     reply = CritPathReply(result, lambda: critpath_document(result))
     if kind == "timeline":
@@ -93,20 +95,7 @@ def run_critpath(models: Mapping[str, Model], current: str, opts: Options) -> Re
         return Rendered(notice(path), _notes(result, True),
                         writes=[(path, critpath_trace(result))], result=reply)
     title = "Critical path of %s" % current if len(models) > 1 else "Critical path"
-    return _deliver(lambda: critpath_text(result, title), reply, opts,
-                    _notes(result, kind not in ("stdout", "file")))
+    return deliver_document(lambda: critpath_text(result, title), reply.document, opts,
+                            reply, _notes(result, kind not in ("stdout", "file")))
 
 
-def _deliver(text: Callable[[], str], reply: CritPathReply, opts: Options,
-             notes: list[str]) -> Rendered:
-    out = opts.output
-    if out.kind == "none":
-        return Rendered(notes=notes, result=reply)
-    if out.kind == "json":
-        body = dumps(reply.document())
-        if out.outfile:
-            return Rendered(notes=notes, writes=[(out.outfile, body)], result=reply)
-        return Rendered(body, notes, result=reply)
-    if out.kind == "file":
-        return Rendered(notes=notes, writes=[(out.outfile or "", text())], result=reply)
-    return Rendered(text(), notes, result=reply)

@@ -17,7 +17,7 @@ from ..views.memory import MemoryResult, memory_result
 from .base import Rendered
 from .memory import memory_document, memory_text
 from .memory_multi import diff_document, diff_text, ranks_document, ranks_text
-from .steps import dumps
+from .document import deliver_document
 
 _WRITTEN = ("stdout", "file", "json", "none", "timeline", "pprof")
 
@@ -67,20 +67,6 @@ def memory_of(model: Model, name: str, opts: Options, several: bool = False) -> 
     return memory_result(model, opts.by, step, device)
 
 
-def _deliver(text: str, doc: dict, opts: Options) -> Rendered:
-    out = opts.output
-    if out.kind == "none":
-        return Rendered(result=doc)
-    if out.kind == "json":
-        body = dumps(doc)
-        if out.outfile:
-            return Rendered(writes=[(out.outfile, body)], result=doc)
-        return Rendered(body, result=doc)
-    if out.kind == "file":
-        return Rendered(writes=[(out.outfile or "", text)], result=doc)
-    return Rendered(text, result=doc)
-
-
 def run_memory(models: Mapping[str, Model], current: str, opts: Options) -> Rendered:
     """`memory` on the current profile, against -base, or over -profiles."""
     kind = opts.output.kind
@@ -93,7 +79,7 @@ def run_memory(models: Mapping[str, Model], current: str, opts: Options) -> Rend
     if opts.profiles:  # over -base (which --base_profile_path sets), as steps does
         names = select_profiles(models, opts.profiles)
         results = [(n, memory_of(models[n], n, opts, True)) for n in names]
-        return _deliver(ranks_text(results), ranks_document(results), opts)
+        return deliver_document(ranks_text(results), ranks_document(results), opts)
     several = len(models) > 1
     result = memory_of(models[current], current, opts, bool(opts.base))
     if opts.base:
@@ -101,7 +87,7 @@ def run_memory(models: Mapping[str, Model], current: str, opts: Options) -> Rend
             raise RequestError("-base %s: no such profile; loaded: %s"
                                % (opts.base, ", ".join(models)))
         base = memory_of(models[opts.base], opts.base, opts, True)
-        return _deliver(diff_text(current, result, opts.base, base),
+        return deliver_document(diff_text(current, result, opts.base, base),
                         diff_document(current, result, opts.base, base), opts)
     if kind in ("timeline", "pprof"):
         from .memory_out import memory_pprof, memory_trace
@@ -113,4 +99,5 @@ def run_memory(models: Mapping[str, Model], current: str, opts: Options) -> Rend
         return Rendered(writes=[(path, memory_pprof(models[current], result))],
                         result=memory_document(result))
     title = "Memory of %s" % current if several else "Memory"
-    return _deliver(memory_text(result, title, opts.min_bytes), memory_document(result), opts)
+    return deliver_document(memory_text(result, title, opts.min_bytes), memory_document(result),
+                            opts)

@@ -8,7 +8,6 @@ record.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Optional, Sequence
 
 from ..model.intervals import HAS_DEVICE, HAS_DEVICE_SYNC
@@ -152,8 +151,3 @@ def _outside_note(step: int, device: str, v: dict[str, Optional[int]]) -> str:
             "step." % (OUTSIDE_MARK, step, device, n, "" if n == 1 else "s",
                        v["launched_outside_time"] or 0, "it" if n == 1 else "they",
                        "it" if n == 1 else "them"))
-
-
-def dumps(doc: dict[str, Any]) -> str:
-    """The JSON text of a document (two-space indent, newline at the end)."""
-    return json.dumps(doc, indent=2) + "\n"

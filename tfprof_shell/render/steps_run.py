@@ -19,7 +19,8 @@ from ..views.kernels import kernel_rows
 from ..views.steps import StepsResult, step_breakdowns
 from .base import Rendered
 from .kernels import kernels_document, kernels_text
-from .steps import dumps, steps_document, steps_text
+from .document import deliver_document
+from .steps import steps_document, steps_text
 from .steps_multi import diff_rows, diff_text, ranks_text, stragglers
 
 _WRITTEN = ("stdout", "file", "json", "none", "timeline")
@@ -64,22 +65,6 @@ def _device(opts: Options, devices: list[str]) -> str:
     if not opts.device or opts.device in devices:
         return opts.device
     return short_device(opts.device)
-
-
-def deliver_document(text: str, doc: dict, opts: Options) -> Rendered:
-    """Text, JSON or nothing, by -output; the JSON document is the result either way
-    (what the Python API returns)."""
-    out = opts.output
-    if out.kind == "none":
-        return Rendered(result=doc)
-    if out.kind == "json":
-        body = dumps(doc)
-        if out.outfile:
-            return Rendered(writes=[(out.outfile, body)], result=doc)
-        return Rendered(body, result=doc)
-    if out.kind == "file":
-        return Rendered(writes=[(out.outfile or "", text)], result=doc)
-    return Rendered(text, result=doc)
 
 
 def run_steps(models: Mapping[str, Model], current: str, opts: Options) -> Rendered:
