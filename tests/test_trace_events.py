@@ -15,8 +15,9 @@ from conftest import sample
 from tfprof_shell.load import json_doc, trace_events
 from tfprof_shell.load.trace_events import (ARG_GROUPS, COLLECTIVES, FIRST_KINETO, MEMORY,
                                             NO_ARGS, SYNC_WAITS, TENSORS, UNSET, EventArgs,
-                                            TraceEvent, event_types, groups_called,
-                                            parse_trace_document, parse_trace_events)
+                                            TraceEvent, add_arg_groups, event_types,
+                                            groups_called, parse_trace_document,
+                                            parse_trace_events)
 
 
 ARGS = (("External id", "external_id"), ("correlation", "correlation"), ("device", "device"),
@@ -191,6 +192,53 @@ def test_the_fields_only_some_traces_have_are_read_when_called_for():
     broken = data.replace(b'"correlation": 7', b'"correlation": NaN')
     assert parse_trace_events(broken, groups_called(lean))[1:] == full[1:]
     assert parse_trace_events(broken)[1:] == lean[1:]
+
+
+#: Every field a loader may read of an event and of its args, whichever groups were read.
+ALL_EVENT = EVENT + tuple(a for g in ARG_GROUPS.values() for _, a in g.event_keys)
+ALL_ARGS = tuple(a for _, a in ARGS) + tuple(a for g in ARG_GROUPS.values() for _, a in g.keys)
+
+
+def every_field(events):
+    return [(tuple(getattr(ev, a) for a in ALL_EVENT),
+             None if ev.args is None else tuple(getattr(ev.args, a) for a in ALL_ARGS))
+            for ev in events]
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, database=None)
+@given(doc=documents, read=st.sets(st.sampled_from(sorted(ARG_GROUPS))),
+       more=st.sets(st.sampled_from(sorted(ARG_GROUPS)), min_size=1))
+def test_groups_given_after_the_decode_are_what_one_decode_reads(doc, read, more):
+    """add_arg_groups gives the events of a typed decode the fields a decode with the other
+    groups too would have given them, each by its position."""
+    data = json.dumps(doc).encode()
+    events, header = parse_trace_document(data, read)
+    more = frozenset(more) - header.groups
+    if events is None or not header.typed or not more:
+        return
+    before = [type(ev) for ev in events]
+    replaced = add_arg_groups(data, events, header.groups, more)
+    assert replaced == sum(type(ev) is not was for ev, was in zip(events, before))
+    assert every_field(events) == every_field(parse_trace_events(data, header.groups | more))
+
+
+def test_groups_given_after_the_decode_go_to_the_events_carrying_them():
+    data = (b'{"traceEvents": [{"ph": "X", "cat": "cpu_op", "args": {"External id": 1}},'
+            b' {"ph": "X", "cat": "cuda_sync", "args": {"wait_on_stream": 20, "stream": 7}},'
+            b' {"ph": "O", "cat": "Tensor", "name": "t", "id": 3, "args": {"snapshot": {}}},'
+            b' {"ph": "i", "name": "[memory]", "args": {"Bytes": 8}}], "profile_memory": 1}')
+    events, header = parse_trace_document(data)
+    held = list(events)
+    assert add_arg_groups(data, events, header.groups, frozenset({SYNC_WAITS, TENSORS})) == 1
+    assert events[0] is held[0] and type(events[0].args) is type(held[3].args)  # untouched
+    assert events[1] is held[1] and (events[1].args.wait_on_stream, events[1].args.stream,
+                                     events[1].args.nbytes) == (20, 7, None)
+    assert events[2] is not held[2] and (events[2].id, events[2].args.snapshot) == (3, {})
+    assert events[3].args.nbytes == 8 and events[3].args.wait_on_stream is None
+    assert pickle.loads(pickle.dumps(events)) == events
+    # a document the typed decoder refuses has no events by position
+    assert add_arg_groups(data.replace(b'"Bytes": 8', b'"Bytes": NaN'), events,
+                          header.groups, frozenset({SYNC_WAITS})) is None
 
 
 def test_what_calls_for_each_group():

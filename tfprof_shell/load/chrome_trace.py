@@ -16,13 +16,14 @@ Two producers are understood:
 from __future__ import annotations
 
 import gzip
+import mmap
 import zlib
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Iterable, Optional, Sequence, Union
 
 from ..errors import LoadError
 from ..model import Model, Source
 from .collective_calls import TorchCollectives
-from .files import read_bytes
+from .files import map_bytes
 from .memory_tf1 import TimelineTensors
 from .progress import FileMeter, file_meter
 from .records import StatRecord
@@ -31,8 +32,8 @@ from .torch_devices import DEVICE_CATS
 from .torch_intervals import TorchIntervals
 from .torch_path import TorchPathSource
 from .torch_trace import TORCH_CPU, UNATTRIBUTED, TorchFiles
-from .trace_events import (NO_ARGS, UNSET, TraceEvent, TraceHeader, groups_called,
-                           parse_trace_document)
+from .trace_events import (NO_ARGS, UNSET, TraceEvent, TraceHeader, add_arg_groups,
+                           groups_called, parse_trace_document)
 
 _COMPUTE_SUFFIX = " Compute"
 #: The shares of a trace file's load done once it is read, decoded and added
@@ -54,15 +55,17 @@ def read_trace_document(path: str, entry: str = "", meter: Optional[FileMeter] =
 
     ``meter`` hears when file ``index`` is read and when it is decoded.
     """
-    where = "--profile_path %s%s" % (path, " (%s)" % entry if entry else "")
-    data = read_bytes(path, "profile_path")
+    data = read_document(path, entry)
     if meter is not None:
         meter.reached(index, _READ)
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error):
-            raise LoadError("%s: gzip data does not decompress" % where) from None
+    return _decoded(data, path, entry, meter, index, groups)
+
+
+def _decoded(data: Union[bytes, mmap.mmap], path: str, entry: str, meter: Optional[FileMeter], index: int,
+             groups: frozenset[str]) -> tuple[list[TraceEvent], TraceHeader]:
+    """The events and header of file ``path``'s bytes ``data`` (see
+    :func:`read_trace_document`)."""
+    where = _where(path, entry)
     try:
         events, header = parse_trace_document(data, groups)
     except (ValueError, RecursionError) as exc:
@@ -73,6 +76,22 @@ def read_trace_document(path: str, entry: str = "", meter: Optional[FileMeter] =
     if meter is not None:
         meter.reached(index, _DECODED)
     return events, header
+
+
+def _where(path: str, entry: str) -> str:
+    return "--profile_path %s%s" % (path, " (%s)" % entry if entry else "")
+
+
+def read_document(path: str, entry: str = "") -> Union[bytes, mmap.mmap]:
+    """The bytes of one Chrome-trace file, gunzipped (a large plain file as a map of it:
+    :func:`.files.map_bytes`); LoadError if they do not unzip."""
+    data = map_bytes(path, "profile_path")
+    if data[:2] == b"\x1f\x8b":
+        try:
+            return gzip.decompress(data)
+        except (OSError, EOFError, zlib.error):
+            raise LoadError("%s: gzip data does not decompress" % _where(path, entry)) from None
+    return data
 
 
 def trace_flavor(events: Sequence[TraceEvent]) -> str:
@@ -155,20 +174,37 @@ def add_tf_timeline(model: Model, step: int, events: Sequence[TraceEvent],
 
 
 class _Reread:
-    """Reads a file's events again with more argument groups, where a loader finds events
-    that call for groups not read (see :data:`.trace_events.ARG_GROUPS`)."""
+    """Gives a file's events the argument groups a loader finds events calling for that
+    were not read (see :data:`.trace_events.ARG_GROUPS`): a decode of just their fields,
+    attached to the events read (:func:`.trace_events.add_arg_groups`), or where that
+    cannot be, the file read again with them. It holds the file's bytes until it is
+    first called."""
 
-    def __init__(self, path: str, entry: str, header: TraceHeader) -> None:
-        self.path, self.entry, self.header = path, entry, header
+    def __init__(self, path: str, entry: str, events: list[TraceEvent], header: TraceHeader,
+                 data: Union[bytes, mmap.mmap, None] = None) -> None:
+        self.path, self.entry, self.events, self.header = path, entry, events, header
+        self.data = data
 
     def __call__(self, samples: Iterable[TraceEvent]) -> Optional[list[TraceEvent]]:
-        """The events again if ``samples`` call for groups not read yet, else None."""
-        wanted = groups_called(samples)
-        if wanted <= self.header.groups:
+        """None where the events held have the fields ``samples`` call for (given now if
+        they were not); else the events to take instead (read again, or some of them
+        replaced in the list)."""
+        data, self.data = self.data, None
+        header = self.header
+        more = groups_called(samples) - header.groups
+        if not more:
             return None
-        events, self.header = read_trace_document(self.path, self.entry,
-                                                  groups=self.header.groups | wanted)
-        return events
+        groups = header.groups | more
+        if data is None:
+            data = read_document(self.path, self.entry)
+        if header.typed:
+            replaced = add_arg_groups(data, self.events, header.groups, more)
+            if replaced is not None:
+                self.header = TraceHeader(header.distributed, header.base_ns, header.host,
+                                          groups)
+                return self.events if replaced else None
+        self.events, self.header = _decoded(data, self.path, self.entry, None, 0, groups)
+        return self.events
 
 
 def load_chrome_traces(paths: Sequence[str], graph_path: Optional[str] = None,
@@ -195,13 +231,17 @@ def load_chrome_traces(paths: Sequence[str], graph_path: Optional[str] = None,
     meter = file_meter(paths)
     for i, path in enumerate(paths):
         entry = "entry %d of %d" % (i + 1, count) if count > 1 else ""
-        events, header = read_trace_document(path, entry, meter, i)
+        data = read_document(path, entry)
+        meter.reached(i, _READ)
+        events, header = _decoded(data, path, entry, meter, i, frozenset())
+        # the bytes stay only with the reader of more groups (dropped when it is asked)
+        reread = _Reread(path, entry, events, header, data)
+        del data
         flavor = trace_flavor(events)
         if flavor == "tensorflow":
             add_tf_timeline(model, i, events, types_from_graph=bool(graph_path))
-            tensors.add(i, events, _Reread(path, entry, header))
+            tensors.add(i, events, reread)
         elif flavor == "pytorch":
-            reread = _Reread(path, entry, header)
             torch.add(i, events, reread)
             headers.append(reread.header)
         else:

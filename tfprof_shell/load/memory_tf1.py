@@ -200,8 +200,9 @@ class TimelineTensors:
             reread: Optional[Callable[[Iterable[Any]], Optional[Iterable[Any]]]] = None
             ) -> None:
         """One timeline's tensor objects (``Tensor`` N/O/D events), as step ``step``.
-        ``reread`` gives the events again with the fields a tensor event calls for
-        (its id and snapshot: .trace_events.ARG_GROUPS), None if they were read."""
+        ``reread`` gives the events the fields a tensor event calls for (its id and
+        snapshot: .trace_events.ARG_GROUPS): None if the events held have them now, else
+        the events to take instead."""
         created: dict[Any, tuple[int, str]] = {}
         described: dict[Any, str] = {}
         deleted: dict[Any, int] = {}

@@ -1,4 +1,4 @@
-"""PyTorch ``[memory]`` events (``profile_memory=True``) -> per-op memory and the memory profile.
+"""PyTorch ``[memory]`` events (``profile_memory=True``) -> per-op memory columns.
 
 Each event is one allocation (``Bytes`` > 0) or free (< 0) of the block at
 ``Addr`` on a device (``Device Type`` 0 the CPU, 1 CUDA ``Device Id``, ...), with the
@@ -15,28 +15,26 @@ a Python frame; only a cpu op makes it the op's. An op's columns, per step:
 * ``output_bytes``: the same (PyTorch does not mark outputs; what an op still
   holds when it returns is what it returned).
 
-The events are attributed while loading (:class:`TorchMemory`, fed by
-:mod:`.torch_trace` file by file); the memory profile is built from them when
-first asked (:class:`TorchMemorySource`).
+Loading attributes the events to ops in the sweep :mod:`.torch_trace` makes over
+each thread's ops anyway (:class:`ThreadMemory`) and hands out the columns
+(:class:`TorchMemory`); what only the ``memory`` command reads (each event's owner
+and code trace, the memory profile) is worked out when first asked
+(:mod:`.memory_torch_profile`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from bisect import bisect_left, bisect_right
+from itertools import islice
+from operator import attrgetter, itemgetter, le
 from typing import Any, Callable, Optional, Sequence
 
 from ..model.intervals import StepMark
-from ..model.memory import (HAS_CODE, HAS_COUNTER, HAS_FREES, HAS_OWNER, HAS_RESERVED,
-                            DeviceEvents, MemoryProfile, Tables, build_device, sorted_marks)
-from ..model.node import Frame
+from .memory_torch_profile import TorchMemorySource, TorchThread, device_name, nbytes_of
 
-_CPU = 0
-#: c10::DeviceType numbers of accelerators -> their family as the steps table names
-#: devices (.torch_devices.FAMILIES): CUDA and HIP, XPU, HPU, MTIA, PrivateUse1.
-_FAMILY = {1: "gpu", 6: "gpu", 12: "xpu", 15: "hpu", 19: "mtia", 20: "privateuse1"}
-_SPAN, _MEMORY = 0, 1
-#: What an open span is: a cpu op (its node's name), a scope (its path) or a frame.
-_OP, _SCOPE, _FRAME = 0, 1, 2
+#: A Python frame of a thread: (start, end, frame) (.torch_code.Framed).
+_Framed = tuple[float, float, Any]
+_TS, _START = attrgetter("ts"), itemgetter(0)
 
 
 def _ns(value: Any) -> int:
@@ -46,224 +44,168 @@ def _ns(value: Any) -> int:
         return 0
 
 
-def _int(value: Any) -> int:
-    try:
-        return int(value)
-    except (TypeError, ValueError, OverflowError):
-        return 0
+def _ascending(values: Sequence[float]) -> bool:
+    return all(map(le, values, islice(values, 1, None)))
 
 
-def device_name(device_type: Any, device_id: Any) -> str:
-    """``cpu`` or ``gpu:N`` (``mtia:N``, ``xpu:N``, ...), as the steps table names devices
-    (other types by number)."""
-    kind = _int(device_type)
-    if kind == _CPU:
-        return "cpu"
-    family = _FAMILY.get(kind)
-    if family is not None:
-        return "%s:%d" % (family, max(_int(device_id), 0))
-    return "device%d:%d" % (kind, _int(device_id))
+class ThreadMemory(TorchThread):
+    """One thread's ``[memory]`` events in time order (equal times in input order), and
+    the cpu op owning each: the op innermost around the event among the thread's ops,
+    scopes and Python frames (:meth:`own`, called by the sweep over the thread's ops)."""
+
+    __slots__ = ("owners", "_frames", "_starts")
+
+    def __init__(self, events: Sequence[Any], frames: Sequence[_Framed]) -> None:
+        times = list(map(float, map(_TS, events)))
+        if not _ascending(times):
+            order = sorted(range(len(times)), key=times.__getitem__)
+            events = [events[i] for i in order]
+            times = [times[i] for i in order]
+        super().__init__(list(events), times)
+        #: per event: (the index of the owning op's record, the op's end), or None
+        self.owners: list[Optional[tuple[int, float]]] = [None] * len(times)
+        self._frames = frames
+        #: the frames' starts, in order (made when first needed)
+        self._starts: Optional[list[float]] = None
+
+    def own(self, i: int, op: int, record: list[Any], end: float) -> None:
+        """Event ``i`` has cpu op ``record`` ([start, ...], index ``op``, open until
+        ``end``) as the innermost op or scope open around it: the op owns it, unless a
+        Python frame opened after the op (in the sweep's order: by start, the longer
+        first, an op before a frame like it) is still open at the event, which makes
+        the frame the innermost span."""
+        starts = self._starts
+        if starts is None:
+            starts = list(map(_START, self._frames))
+            if not _ascending(starts):
+                self._frames = sorted(self._frames, key=_START)
+                starts = list(map(_START, self._frames))
+            self._starts = starts
+        t, start = self.times[i], record[0]
+        j = bisect_left(starts, start)
+        if j < len(starts) and starts[j] <= t:
+            frames = self._frames
+            for j in range(j, bisect_right(starts, t, j)):
+                frame_start, frame_end, _ = frames[j]
+                if frame_end >= t and (frame_start > start or frame_end <= end):
+                    return
+        self.owners[i] = (op, end)
 
 
-@dataclass
-class _Exec:
-    """One cpu op execution that owns memory events: its node, step and end (µs), and
-    its own allocations' running bytes and high watermark."""
-
-    node: str
-    step: Optional[int]
-    end: float
-    own: int = 0
-    peak: int = 0
-    residual: int = 0
-    net: int = 0
+#: One cpu op execution that owns memory events, as a list: its end (µs), its own
+#: allocations' running bytes, their high watermark, its allocations still alive, the
+#: sum of its events' sizes, its node and its step.
+_Exec = list
+_END, _OWN, _PEAK, _RESIDUAL, _NET, _NODE, _STEP = range(7)
 
 
-@dataclass
-class _Event:
-    time: float
-    device: str
-    size: int
-    addr: Any
-    owner: int
-    code: int
-    allocated: Optional[int]
-    reserved: Optional[int]
-    ex: Optional[_Exec] = None
-
-
-@dataclass
 class TorchMemory:
     """The ``[memory]`` events of a model's PyTorch traces, attributed file by file."""
 
-    tables: Tables = field(default_factory=Tables)
-    events: list[_Event] = field(default_factory=list)
-    marks: list[StepMark] = field(default_factory=list)
-    #: executions that own events, whose columns :meth:`finish` hands out
-    execs: list[_Exec] = field(default_factory=list)
-    #: whether any file's events had stacks open around them
-    with_frames: bool = False
-    files: int = 0
+    def __init__(self) -> None:
+        #: every event: (time, signed bytes, device, address, owning execution or None)
+        self.rows: list[tuple[float, int, str, Any, Optional[_Exec]]] = []
+        self.marks: list[StepMark] = []
+        #: executions that own events, whose columns :meth:`finish` hands out
+        self.execs: list[_Exec] = []
+        #: per file with memory events: its threads, for the memory profile
+        self.files: list[list[tuple[TorchThread, Sequence[tuple], Sequence[_Framed],
+                                    Sequence[list[Any]], int]]] = []
 
-    def add(self, memory: dict[Any, list[Any]], scoped: dict[Any, list[tuple]],
-            framed: dict[Any, list[tuple[float, float, Frame]]], ops: Sequence[list[Any]],
+    @staticmethod
+    def threads(memory: dict[Any, list[Any]], framed: dict[Any, list[_Framed]]
+                ) -> dict[Any, ThreadMemory]:
+        """One trace's memory events per thread, ready for the sweep over its ops."""
+        return {key: ThreadMemory(events, framed.get(key, ())) for key, events in memory.items()}
+
+    def add(self, threads: dict[Any, ThreadMemory], scoped: dict[Any, list[tuple]],
+            framed: dict[Any, list[_Framed]], ops: Sequence[list[Any]],
+            op_steps: Sequence[Optional[int]], first_op: dict[Any, int],
             marks: Sequence[tuple[float, float, int]],
             step_at: Callable[[float], Optional[int]]) -> None:
-        """One trace's memory events (per thread), with its scopes and ops per thread
-        (sorted, as :func:`.torch_trace._ops` leaves them), Python frames, op records
-        ([start, self, node name, op type, ...]), step markers and step look-up."""
-        self.files += 1
+        """One trace's memory threads (owned by the sweep), with its scopes and ops per
+        thread (sorted, as :func:`.torch_trace._ops` leaves them), Python frames, op
+        records ([start, self, node name, op type, ...], each thread's from
+        ``first_op[thread]`` on, in the order of its sorted ops) and their steps, step
+        markers and step look-up."""
         self.marks.extend(StepMark(step, _ns(a), _ns(b)) for a, b, step in marks)
-        if not memory:
+        if not threads:
             return
         if not marks:  # the file is one step: the span of its memory events
-            times = [float(ev.ts) for events in memory.values() for ev in events]
-            step = step_at(min(times))
+            lo = min(min(th.times) for th in threads.values())
+            hi = max(max(th.times) for th in threads.values())
+            step = step_at(lo)
             if step is not None:
-                self.marks.append(StepMark(step, _ns(min(times)), _ns(max(times)) + 1))
-        node_of = {(rec[0], rec[3]): rec[2] for rec in ops}
-        for key, events in memory.items():
-            self._thread(events, scoped.get(key, ()), framed.get(key, ()), node_of, step_at)
-
-    def _thread(self, events: list[Any], scoped: Sequence[tuple], framed: Sequence[tuple],
-                node_of: dict[tuple[float, str], str],
-                step_at: Callable[[float], Optional[int]]) -> None:
-        # (time, 0 span | 1 memory, -end, what): spans open before events at the same
-        # time, the outer of two spans starting together first
-        items: list[tuple[float, int, float, Any]] = []
-        for start, neg_dur, _, label, op, _ in scoped:
-            items.append((start, _SPAN, neg_dur - start,
-                          (_OP, (start, op)) if op is not None else (_SCOPE, label)))
-        for start, end, frame in framed:
-            items.append((start, _SPAN, -end, (_FRAME, frame)))
-        for ev in events:
-            items.append((float(ev.ts), _MEMORY, 0.0, ev))
-        items.sort(key=lambda it: (it[0], it[1], it[2]))
-        tables = self.tables
-        # the open spans: (end, kind, op type or label or frame, node or scope path,
-        # execution, start)
-        stack: list[tuple[float, int, Any, str, Optional[_Exec], float]] = []
-        for t, kind, neg_end, what in items:
-            if kind == _SPAN:
-                while stack and stack[-1][0] <= t:
-                    stack.pop()
-                span_kind, payload = what
-                path = next((s[3] for s in reversed(stack) if s[1] != _FRAME), "")
-                if span_kind == _OP:
-                    node = node_of.get(payload, "")
-                    stack.append((-neg_end, _OP, payload[1], node, None, t))
-                elif span_kind == _SCOPE:
-                    stack.append((-neg_end, _SCOPE, payload,
-                                  path + "/" + payload if path else payload, None, t))
-                else:
-                    stack.append((-neg_end, _FRAME, payload, path, None, t))
-                continue
-            while stack and stack[-1][0] < t:  # a span's end is inside it (key_averages)
-                stack.pop()
-            args = what.args
-            if args is None or args.nbytes is None:
-                continue
-            owner, ex = -1, None
-            scope = next((s for s in reversed(stack) if s[1] != _FRAME), None)
-            if stack and stack[-1][1] == _OP:
-                top = stack[-1]
-                ex = top[4]
-                if ex is None and top[3]:
-                    ex = _Exec(top[3], step_at(top[5]), top[0])
-                    self.execs.append(ex)
-                    stack[-1] = top[:4] + (ex, top[5])
-                owner = tables.owner(top[2], top[3])
-            elif scope is not None:
-                owner = tables.owner(scope[2] if scope[1] == _OP else "", scope[3])
-            frames = [s[2] for s in stack if s[1] == _FRAME]
-            code = -1
-            if frames:
-                self.with_frames = True
-                code = tables.trace(frames)
-            self.events.append(_Event(t, device_name(args.device_type, args.device_id),
-                                      _int(args.nbytes), args.addr, owner, code,
-                                      None if args.total_allocated is None
-                                      else _int(args.total_allocated),
-                                      None if args.total_reserved is None
-                                      else _int(args.total_reserved), ex))
+                self.marks.append(StepMark(step, _ns(lo), _ns(hi) + 1))
+        rows, execs = self.rows, self.execs
+        add_row = rows.append
+        of_op: dict[int, _Exec] = {}
+        devices: dict[Any, str] = {}
+        for thread in threads.values():
+            for ev, t, owned in zip(thread.events, thread.times, thread.owners):
+                args = ev.args
+                if args is None:
+                    continue
+                size = args.nbytes
+                if size.__class__ is not int:
+                    if size is None:
+                        continue
+                    size = nbytes_of(args)
+                ex = None
+                if owned is not None:
+                    op, end = owned
+                    ex = of_op.get(op)
+                    if ex is None and ops[op][2]:
+                        ex = of_op[op] = [end, 0, 0, 0, 0, ops[op][2], op_steps[op]]
+                        execs.append(ex)
+                try:
+                    device = devices[(args.device_type, args.device_id)]
+                except (KeyError, TypeError):  # new, or a field that is no JSON scalar
+                    device = device_name(args.device_type, args.device_id, devices)
+                add_row((t, size, device, args.addr, ex))
+        self.files.append([(TorchThread(thread.events, thread.times), scoped.get(key, ()),
+                            framed.get(key, ()), ops, first_op.get(key, 0))
+                           for key, thread in threads.items()])
 
     def finish(self, add_memory: Callable[[str, int, Sequence[int]], None]) -> None:
         """Hand each op its columns for each step (``add_memory(node, step, values)``)."""
-        if not self.events:
+        rows = self.rows
+        if not rows:
             return
-        self.events.sort(key=lambda e: e.time)
-        open_at: dict[tuple[str, Any], _Event] = {}
-        for ev in self.events:
-            ex = ev.ex
-            if ex is not None:
-                ex.net += ev.size
-            if ev.size >= 0:
-                open_at[(ev.device, ev.addr)] = ev
+        rows.sort(key=itemgetter(0))
+        open_at: dict[tuple[str, Any], Optional[_Exec]] = {}
+        for t, size, device, addr, ex in rows:
+            if size >= 0:
+                open_at[(device, addr)] = ex
                 if ex is not None:
-                    ex.own += ev.size
-                    ex.peak = max(ex.peak, ex.own)
-                    ex.residual += ev.size
+                    ex[_NET] += size
+                    own = ex[_OWN] = ex[_OWN] + size
+                    if own > ex[_PEAK]:
+                        ex[_PEAK] = own
+                    ex[_RESIDUAL] += size
                 continue
-            block = open_at.pop((ev.device, ev.addr), None)
-            if block is None or block.ex is None:
-                continue
-            owner = block.ex
-            if ev.time <= owner.end:  # freed before its op returned
-                owner.own += ev.size
-                owner.residual += ev.size
+            if ex is not None:
+                ex[_NET] += size
+            owner = open_at.pop((device, addr), None)
+            if owner is not None and t <= owner[_END]:  # freed before its op returned
+                owner[_OWN] += size
+                owner[_RESIDUAL] += size
+        self.rows = []
         totals: dict[tuple[str, int], list[int]] = {}
-        for ex in self.execs:
-            if ex.step is None:
+        for _, _, peak, residual, net, node, step in self.execs:
+            if step is None:
                 continue
-            values = totals.setdefault((ex.node, ex.step), [0, 0, 0, 0])
-            values[0] += ex.net
-            values[1] += ex.peak
-            values[2] += ex.residual
-            values[3] += ex.residual
+            found = totals.get((node, step))
+            if found is None:
+                totals[(node, step)] = [net, peak, residual, residual]
+            else:
+                found[0] += net
+                found[1] += peak
+                found[2] += residual
+                found[3] += residual
         for (node, step), values in totals.items():
             add_memory(node, step, values)
 
-    def source(self) -> "TorchMemorySource":
+    def source(self) -> TorchMemorySource:
         """What the model keeps to build its memory profile when asked."""
-        return TorchMemorySource(self.tables, self.events, self.marks, self.with_frames)
-
-
-class TorchMemorySource:
-    """Builds the memory profile of a model's PyTorch traces (see :class:`TorchMemory`)."""
-
-    def __init__(self, tables: Tables, events: list[_Event], marks: list[StepMark],
-                 with_frames: bool) -> None:
-        self.tables, self.events, self.marks = tables, events, marks
-        self.with_frames = with_frames
-
-    def __call__(self) -> MemoryProfile:
-        devices: dict[str, DeviceEvents] = {}
-        for ev in self.events:
-            raw = devices.get(ev.device)
-            if raw is None:
-                raw = devices[ev.device] = DeviceEvents(ev.device, allocated=[], reserved=[])
-            raw.add(_ns_of(ev.time), ev.size, ev.addr, owner=ev.owner, code=ev.code)
-            raw.allocated.append(ev.allocated or 0)  # type: ignore[union-attr]
-            raw.reserved.append(ev.reserved or 0)  # type: ignore[union-attr]
-        has = {HAS_COUNTER, HAS_FREES, HAS_OWNER}
-        if self.with_frames:
-            has.add(HAS_CODE)
-        built = [build_device(raw) for _, raw in sorted(devices.items())]
-        if any(d.name != "cpu" for d in built):
-            has.add(HAS_RESERVED)
-        for d in built:
-            if d.name == "cpu":  # the CPU allocator reserves nothing apart
-                d.reserved = None
-        notes = []
-        if not self.events:
-            notes.append("this PyTorch trace holds no memory events: record it with "
-                         "torch.profiler.profile(profile_memory=True)")
-        elif "cpu" in devices:
-            notes.append("cpu: PyTorch counts CPU memory from the start of profiling only "
-                         "(blocks allocated before it are not in the level)")
-        return self.tables.profile(built, sorted_marks(self.marks), frozenset(has), notes,
-                                   "PyTorch [memory] events")
-
-
-def _ns_of(micros: float) -> int:
-    return int(round(micros * 1000))
+        return TorchMemorySource(self.files, self.marks)

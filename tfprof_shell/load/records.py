@@ -9,6 +9,7 @@ per cpu execution, 0 µs rounded up to 1 µs.
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Optional, Sequence
 
 from ..model import ExecMemory, ExecStep, Frame, GraphNode, LazyExecs, Model
@@ -119,7 +120,7 @@ class ExecRows:
     def add_node(self, name: str, op: str, rows: list[Row]) -> None:
         """Executions of node ``name`` (made now, typed ``op``, if it is new), in order."""
         node_for(self.model, name, op)
-        self._steps.update([row[0] for row in rows])
+        self._steps.update(map(_STEP, rows))
         found = self._rows.get(name)
         if found is None:
             self._rows[name] = rows
@@ -146,31 +147,13 @@ class ExecRows:
                     if rec is not None:
                         rec.memory_execs.append(_exec_memory(values))
                 continue
-            counted: list[Row] = []
-            runs = cpu = acc = 0
-            for row in rows:
-                device, start = row[1], row[2]
-                kind = kinds.get(device)
-                if kind is None:
-                    kind = kinds[device] = device_kind(device)
-                if kind.canonical:
-                    if not node.canonical_device:
-                        node.canonical_device = device
-                        node.host_device = kind.host
-                        node.op_types.add(device)
-                    elif node.canonical_device != device:
-                        continue  # the engine drops records from a second canonical device
-                counted.append(row)
-                if start <= 0:
-                    continue
-                if kind.stream:
-                    acc += row[3] if exact else row[3] or 1
-                elif kind.canonical:
-                    cpu += row[3] or 1  # the engine rounds 0us up to 1us
-                    runs += 1
+            if len(set(map(_DEVICE, rows))) == 1:
+                counted, runs, cpu, acc = _counted_one_device(node, rows, kinds, exact)
+            else:
+                counted, runs, cpu, acc = _counted(node, rows, kinds, exact)
             if not counted:
                 continue
-            ran = tuple(dict.fromkeys([row[0] for row in counted]))
+            ran = tuple(dict.fromkeys(map(_STEP, counted)))
             key = len(self.table)
             self.table.append(counted)
             mem = [0, 0, 0, 0]
@@ -225,6 +208,63 @@ class ExecRows:
     def steps_values(self, key: int, steps: Sequence[int]) -> list[Sequence[int]]:
         """:meth:`step_values` of each of ``steps``."""
         return [self.step_values(key, step) for step in steps]
+
+
+_STEP, _DEVICE, _START, _DURATION = (itemgetter(i) for i in range(4))
+
+
+def _counted(node: GraphNode, rows: list[Row], kinds: dict[str, DeviceKind], exact: bool
+             ) -> tuple[list[Row], int, int, int]:
+    """The rows of ``node`` that count (the engine drops records from a second canonical
+    device), and their run count, total, accelerator and cpu µs (0 µs counting 1 µs,
+    but on accelerator rows with ``exact``); the node learns its canonical device."""
+    counted: list[Row] = []
+    runs = cpu = acc = 0
+    for row in rows:
+        device, start = row[1], row[2]
+        kind = kinds.get(device)
+        if kind is None:
+            kind = kinds[device] = device_kind(device)
+        if kind.canonical:
+            if not node.canonical_device:
+                node.canonical_device = device
+                node.host_device = kind.host
+                node.op_types.add(device)
+            elif node.canonical_device != device:
+                continue
+        counted.append(row)
+        if start <= 0:
+            continue
+        if kind.stream:
+            acc += row[3] if exact else row[3] or 1
+        elif kind.canonical:
+            cpu += row[3] or 1
+            runs += 1
+    return counted, runs, cpu, acc
+
+
+def _counted_one_device(node: GraphNode, rows: list[Row], kinds: dict[str, DeviceKind],
+                        exact: bool) -> tuple[list[Row], int, int, int]:
+    """:func:`_counted` of rows all on one device, a column at a time."""
+    device = rows[0][1]
+    kind = kinds.get(device)
+    if kind is None:
+        kind = kinds[device] = device_kind(device)
+    if kind.canonical:
+        if not node.canonical_device:
+            node.canonical_device = device
+            node.host_device = kind.host
+            node.op_types.add(device)
+        elif node.canonical_device != device:
+            return [], 0, 0, 0
+    timed = rows if min(map(_START, rows)) > 0 else [row for row in rows if row[2] > 0]
+    durations = list(map(_DURATION, timed))
+    total = sum(durations)
+    if kind.stream:
+        return rows, 0, 0, total if exact else total + durations.count(0)
+    if kind.canonical:
+        return rows, len(timed), total + durations.count(0), 0
+    return rows, 0, 0, 0
 
 
 def _exec_memory(values: Sequence[int]) -> ExecMemory:

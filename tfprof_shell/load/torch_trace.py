@@ -25,11 +25,12 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections import defaultdict
-from itertools import accumulate
-from typing import Any, Callable, Optional, Sequence
+from itertools import accumulate, count
+from operator import itemgetter
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 from ..model import Frame, Model
-from .memory_torch import TorchMemory
+from .memory_torch import ThreadMemory, TorchMemory
 from .records import (ACCELERATOR_DEVICE, ACCELERATOR_STREAM_ALL, CPU_DEVICE, ExecRows,
                       node_for)
 from .torch_code import MODULE_SCOPE, Framed, Scoped, TorchTraces, TraceOf, traces_wanted
@@ -45,6 +46,7 @@ _PROFILER_STEP = re.compile(r"ProfilerStep#(\d+)")
 _PY_FRAME = re.compile(r"(.+)\((\d+)\): (.+)")
 _MODULE = "nn.Module: "
 _MODULE_LEN = len(_MODULE)
+_START = itemgetter(0)
 
 
 class _StepMarks:
@@ -78,6 +80,27 @@ class _StepMarks:
             j -= 1
         return self.steps[i] if last else None
 
+    def each(self, times: Iterable[float], default: int) -> list[Optional[int]]:
+        """:meth:`at` of each of ``times``; quicker where they come in runs inside one mark
+        (the last answer's range, where no other mark starts, is tried first)."""
+        if not self.marks:
+            return [default for _ in times]
+        out: list[Optional[int]] = []
+        add = out.append
+        at, starts, ends, steps = self.at, self.starts, self.ends, self.steps
+        n = len(starts)
+        lo, hi, step = _INF, -_INF, None
+        for t in times:
+            if lo <= t < hi:
+                add(step)
+                continue
+            add(at(t, default))
+            i = bisect_right(starts, t) - 1
+            if i >= 0 and t < ends[i]:  # the common case of at()
+                lo, step = starts[i], steps[i]
+                hi = ends[i] if i + 1 == n else min(ends[i], starts[i + 1])
+        return out
+
 
 def _whole(micros: float) -> int:
     """Whole microseconds, rounded, at least 0 (0 for NaN or infinity: a broken trace)."""
@@ -90,7 +113,7 @@ def _whole(micros: float) -> int:
 class _PyName:
     """What a ``python_function`` event's name means, worked out once per name."""
 
-    __slots__ = ("frame", "label", "mark", "user", "kept")
+    __slots__ = ("frame", "label", "mark", "user", "kept", "only_frame")
 
     def __init__(self, name: str) -> None:
         m = _PY_FRAME.fullmatch(name)
@@ -105,6 +128,8 @@ class _PyName:
         self.user = user_frame(name)
         #: kept for the step breakdown (input waits and the program's own frames)
         self.kept = self.user or "__next__" in name
+        #: nothing but (maybe) a code-trace frame is read of it
+        self.only_frame = self.label is None and self.mark is None and not self.kept
 
 
 def _mark(name: str) -> Optional[int]:
@@ -137,8 +162,9 @@ class _Sorted:
         keep_sync = self.kept.sync.append
         py_names: dict[str, _PyName] = {}
         for seq, ev in enumerate(events):
-            if ev.ph != "X":
-                if ev.ph == "i" and ev.name == "[memory]":
+            ph = ev.ph
+            if ph != "X":
+                if ph == "i" and ev.name == "[memory]":
                     self.memory[(ev.pid, ev.tid)].append(ev)
                 continue
             cat, name = ev.cat, ev.name
@@ -148,6 +174,12 @@ class _Sorted:
                 info = py_names.get(name)
                 if info is None:
                     info = py_names[name] = _PyName(name)
+                if info.only_frame:  # most Python events: a frame, or nothing read
+                    frame = info.frame
+                    if frame is not None:
+                        start = float(ev.ts)
+                        framed[(ev.pid, ev.tid)].append((start, start + float(ev.dur), frame))
+                    continue
                 if info.label is not None:
                     scoped[(ev.pid, ev.tid)].append(
                         (float(ev.ts), -float(ev.dur), seq, info.label, None, MODULE_SCOPE))
@@ -253,17 +285,22 @@ def _first(item: tuple[float, Any]) -> float:
 _INF = float("inf")
 
 
-def _ops(scoped: dict[Any, list[Scoped]], launches: dict[Any, list[tuple[float, Any]]]
-         ) -> tuple[list[list[Any]], dict[Any, Optional[_Owner]]]:
-    """[start, self, name, op, external id] of every cpu op, scoped by what encloses it;
-    and the owner of each launching call (by correlation): the innermost cpu op or
-    ``user_annotation`` range open around it on its thread (PyTorch's rule: the
+def _ops(scoped: dict[Any, list[Scoped]], launches: dict[Any, list[tuple[float, Any]]],
+         memory: Optional[dict[Any, ThreadMemory]] = None
+         ) -> tuple[list[list[Any]], dict[Any, Optional[_Owner]], dict[Any, int]]:
+    """[start, self, name, op, external id] of every cpu op, scoped by what encloses it
+    (each thread's in the order of its sorted scopes and ops, from the index given per
+    thread); and the owner of each launching call (by correlation): the innermost cpu op
+    or ``user_annotation`` range open around it on its thread (PyTorch's rule: the
     profiler range whose correlation was current when the call was made), None if
-    none is."""
+    none is. Each thread's ``memory`` events learn the cpu op innermost around them
+    (:meth:`.memory_torch.ThreadMemory.own`)."""
     out: list[list[Any]] = []
     add = out.append
     owners: dict[Any, Optional[_Owner]] = {}
+    first: dict[Any, int] = {}
     for key, items in scoped.items():
+        first[key] = len(out)
         # (start, -duration, input order): the outer of two events starting
         # together comes first, ties keep their order.
         items.sort()
@@ -271,11 +308,27 @@ def _ops(scoped: dict[Any, list[Scoped]], launches: dict[Any, list[tuple[float, 
         calls = iter(launches.get(key, ()))
         call = next(calls, None)
         call_at = _INF if call is None else call[0]
+        # Its memory events, merged in too, before the launches of a gap (a launch
+        # closes the spans that end at it, a memory event does not): each is in the
+        # span last opened among those open at its time (ending then at the earliest).
+        held = memory.get(key) if memory else None
+        held_times: Sequence[float] = () if held is None else held.times
+        held_next = 0
+        held_at = held_times[0] if held_times else _INF
         # Each open event: its end, its scope path, the nearest cpu op record at or
-        # above it (whose self time its child ops reduce), and the innermost range
-        # (op or annotation) at or above it, which owns the work launched inside.
-        stack: list[tuple[float, str, Optional[list[Any]], Optional[_Owner]]] = []
+        # above it (whose self time its child ops reduce), the innermost range (op or
+        # annotation) at or above it, which owns the work launched inside, and the
+        # index of its record if it is a cpu op (else -1).
+        stack: list[tuple[float, str, Optional[list[Any]], Optional[_Owner], int]] = []
         for start, neg_dur, _, label, op, tag in items:
+            while held_at < start:
+                j = len(stack) - 1
+                while j >= 0 and stack[j][0] < held_at:
+                    j -= 1
+                if j >= 0 and stack[j][4] >= 0:
+                    held.own(held_next, stack[j][4], stack[j][2], stack[j][0])  # type: ignore
+                held_next += 1
+                held_at = held_times[held_next] if held_next < len(held_times) else _INF
             while call_at < start:
                 while stack and stack[-1][0] <= call_at:
                     stack.pop()
@@ -294,11 +347,19 @@ def _ops(scoped: dict[Any, list[Scoped]], launches: dict[Any, list[tuple[float, 
                 parent, rec = rec, [start, end - start, path, op, tag]
                 if parent is not None:
                     parent[1] -= end - start
+                stack.append((end, path, rec, rec, len(out)))
                 add(rec)
-                owner = rec
-            elif tag is not MODULE_SCOPE:
+                continue
+            if tag is not MODULE_SCOPE:
                 owner = [start, None, path, label, tag]
-            stack.append((end, path, rec, owner))
+            stack.append((end, path, rec, owner, -1))
+        for held_next in range(held_next, len(held_times)):
+            held_at = held_times[held_next]
+            j = len(stack) - 1
+            while j >= 0 and stack[j][0] < held_at:
+                j -= 1
+            if j >= 0 and stack[j][4] >= 0:
+                held.own(held_next, stack[j][4], stack[j][2], stack[j][0])  # type: ignore
         while call is not None:
             while stack and stack[-1][0] <= call[0]:
                 stack.pop()
@@ -308,7 +369,7 @@ def _ops(scoped: dict[Any, list[Scoped]], launches: dict[Any, list[tuple[float, 
         if key not in scoped:
             for _, corr in calls_of:
                 owners[corr] = None
-    return out, owners
+    return out, owners, first
 
 
 def _in_spans(spans: list[tuple[float, float]], t: float) -> bool:
@@ -413,9 +474,9 @@ class TorchFiles:
             reread: Optional[Callable[[Sequence[TraceEvent]],
                                       Optional[Sequence[TraceEvent]]]] = None) -> None:
         """Add one trace, file ``index`` (its step when it has no ProfilerStep marks).
-        ``reread(samples)`` gives the events again with the argument fields ``samples``
-        call for, None if they were read (see :meth:`_Sorted.samples`; without it those
-        fields read None)."""
+        ``reread(samples)`` gives the events the argument fields ``samples`` call for
+        (see :meth:`_Sorted.samples`; without it those fields read None): None if the
+        events held have them now, else the events to take instead."""
         parts = _Sorted(events)
         if reread is not None:
             again = reread(parts.samples())
@@ -424,8 +485,10 @@ class TorchFiles:
         self.kept.append(parts.kept)
         marks = _StepMarks(sorted(parts.marks))
         launches, launch_at = _launches(parts.kept.runtime)
-        ops, owners = _ops(parts.scoped, launches)
-        self.memory.add(parts.memory, parts.scoped, parts.framed, ops, parts.marks,
+        held = self.memory.threads(parts.memory, parts.framed)
+        ops, owners, first_op = _ops(parts.scoped, launches, held)
+        op_steps = marks.each(map(_START, ops), index)
+        self.memory.add(held, parts.scoped, parts.framed, ops, op_steps, first_op, parts.marks,
                         lambda t: marks.at(t, index))
         charged = _Charged(parts, ops, owners, launch_at)
         self.disagree += charged.disagree
@@ -441,8 +504,7 @@ class TorchFiles:
         groups: dict[str, list[tuple[float, int, float, int, str, Optional[str]]]] = {}
         left_out = 0
         step_at = marks.at
-        for i, (start, dur, name, op_type, _) in enumerate(ops):
-            step = step_at(start, index)
+        for i, step, (start, dur, name, op_type, _) in zip(count(), op_steps, ops):
             if step is None:
                 left_out += 1
                 continue
