@@ -92,7 +92,7 @@ def test_the_views_table_is_the_shells_view(tab):
     tab.type_line(line)
     tab.painted("views", line)
     tab.page.click("#views-expand")
-    tab.page.wait_for_timeout(100)
+    tab.frames()
     shown = [r[0] for r in tab.rows()]
     assert shown == _shell_names(ARGV, line)[:len(shown)] and len(shown) > 10
     doc = json.loads(run_cli(ARGV + line.split(" ") + ["-output", "json"]).out)
@@ -262,7 +262,7 @@ def test_hostile_names_are_shown_as_text(browser, tmp_path):
         t.type_line("scope -max_depth 100")
         t.painted("views")
         t.page.click("#views-expand")
-        t.page.wait_for_timeout(100)
+        t.frames()
         names = [r[0] for r in t.rows()]
         assert set(HOSTILE) <= set(names)
         t.page.locator(".tt-row", has_text="onerror").first.click()
@@ -360,6 +360,7 @@ def test_the_table_order_and_the_threshold_are_in_the_url(tab):
     tab.page.click("#views-table .tt-h[data-col='total:micros']")
     tab.page.click("#views-table .tt-h[data-col='total:micros']")  # ascending
     assert "sort=total%3Amicros%3A1" in tab.page.url
+    tab.frames()
     order = [r[0] for r in tab.rows()]
     tab.forget()
     tab.page.reload()

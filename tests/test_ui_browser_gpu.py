@@ -279,6 +279,7 @@ def test_pytorch_profiles_speak_pytorchs_names(torch_tab):
     rows = torch_tab.rows()
     assert rows[0][0] == "total"
     torch_tab.page.click("#views-expand")
+    torch_tab.frames()  # the expanded rows are drawn in the next frame
     row = torch_tab.page.locator("#views-table .tt-row:not([hidden])", has_text="aten::").first
     row.click()
     torch_tab.page.wait_for_selector("#details .dname")

@@ -72,6 +72,11 @@ class Tab:
         assert "error" not in done, done
         return done
 
+    def frames(self):
+        """Wait two animation frames: a table draws its rows in the next frame."""
+        self.page.evaluate("() => new Promise((r) => requestAnimationFrame("
+                           "() => requestAnimationFrame(r)))")
+
     def forget(self):
         self.page.evaluate("() => { window.tfprofApp.painted = null; }")
 
