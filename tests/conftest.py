@@ -78,3 +78,23 @@ def golden_argv(case: dict) -> list[str]:
 def tfprof():
     """The in-process CLI runner."""
     return run_cli
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's Chromium through Playwright for a browser test module (closed after it)."""
+    from playwright import sync_api
+    from ui_tab import launch_chromium
+    manager, b = launch_chromium(sync_api)
+    yield b
+    b.close()
+    manager.__exit__(None, None, None)
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory):
+    """The folder the browser tests' screenshots go to: TFPROF_UI_SCREENSHOTS, else a
+    temporary one."""
+    folder = os.environ.get("TFPROF_UI_SCREENSHOTS") or str(tmp_path_factory.mktemp("shots"))
+    os.makedirs(folder, exist_ok=True)
+    return folder

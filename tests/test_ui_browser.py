@@ -17,9 +17,9 @@ from conftest import needs, run_cli, sample
 from hostile_names import HOSTILE, hostile_trace
 
 pytestmark = pytest.mark.browser
-sync_api = needs("playwright.sync_api", "browser")
+needs("playwright.sync_api", "browser")
 
-from ui_tab import Tab, launch_chromium, ui_server  # noqa: E402
+from ui_tab import Tab, ui_server  # noqa: E402
 
 
 def _path(name: str) -> str:
@@ -39,21 +39,6 @@ def server():
     srv = _server(ARGV)
     yield srv
     srv.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    manager, b = launch_chromium(sync_api)
-    yield b
-    b.close()
-    manager.__exit__(None, None, None)
-
-
-@pytest.fixture(scope="module")
-def shots(tmp_path_factory):
-    folder = os.environ.get("TFPROF_UI_SCREENSHOTS") or str(tmp_path_factory.mktemp("shots"))
-    os.makedirs(folder, exist_ok=True)
-    return folder
 
 
 @pytest.fixture

@@ -19,30 +19,15 @@ import pytest
 from conftest import needs, run_cli, sample
 
 pytestmark = pytest.mark.browser
-sync_api = needs("playwright.sync_api", "browser")
+needs("playwright.sync_api", "browser")
 
-from ui_tab import Tab, launch_chromium, ui_server  # noqa: E402
+from ui_tab import Tab, ui_server  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LEAK = ["--profile_path=" + os.path.relpath(sample("memory", "torch_leak"))]
 TORCH = ["--profile_path=" + os.path.relpath(sample("torch_cnn"))]
 DDP = ["--profile_path=" + os.path.relpath(sample("torch_ddp", "delayed"))]
 NCCL = ["--profile_path=" + os.path.relpath(sample("synthetic_nccl"))]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    manager, b = launch_chromium(sync_api)
-    yield b
-    b.close()
-    manager.__exit__(None, None, None)
-
-
-@pytest.fixture(scope="module")
-def shots(tmp_path_factory):
-    folder = os.environ.get("TFPROF_UI_SCREENSHOTS") or str(tmp_path_factory.mktemp("shots"))
-    os.makedirs(folder, exist_ok=True)
-    return folder
 
 
 def _server(argv):

@@ -4,38 +4,19 @@ views; the error when loading fails."""
 from __future__ import annotations
 
 import io
-import os
-import shutil
 
 import pytest
 
 from conftest import needs, sample
 
 pytestmark = pytest.mark.browser
-sync_api = needs("playwright.sync_api", "browser")
+needs("playwright.sync_api", "browser")
 
 from tfprof_shell.cli import open_session, parse_invocation  # noqa: E402
 from tfprof_shell.load.progress import BYTES  # noqa: E402
 from tfprof_shell.ui.loading import LoadingState  # noqa: E402
 from tfprof_shell.ui.runner import LineRunner  # noqa: E402
 from tfprof_shell.ui.server import UiServer  # noqa: E402
-
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    path = shutil.which("chromium")
-    if path is None:
-        if "browser" in os.environ.get("TFPROF_TEST_REQUIRE", ""):
-            pytest.fail("Debian's chromium is not installed")
-        pytest.skip("chromium is not installed")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
-
 
 @pytest.fixture
 def pending():
