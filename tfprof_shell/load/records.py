@@ -213,6 +213,17 @@ class ExecRows:
 _STEP, _DEVICE, _START, _DURATION = (itemgetter(i) for i in range(4))
 
 
+def _claims(node: GraphNode, device: str, kind: DeviceKind) -> bool:
+    """Whether ``node``'s records on canonical ``device`` count: the first canonical
+    device a node meets becomes its own, and records on another one are dropped."""
+    if not node.canonical_device:
+        node.canonical_device = device
+        node.host_device = kind.host
+        node.op_types.add(device)
+        return True
+    return node.canonical_device == device
+
+
 def _counted(node: GraphNode, rows: list[Row], kinds: dict[str, DeviceKind], exact: bool
              ) -> tuple[list[Row], int, int, int]:
     """The rows of ``node`` that count (the engine drops records from a second canonical
@@ -225,13 +236,8 @@ def _counted(node: GraphNode, rows: list[Row], kinds: dict[str, DeviceKind], exa
         kind = kinds.get(device)
         if kind is None:
             kind = kinds[device] = device_kind(device)
-        if kind.canonical:
-            if not node.canonical_device:
-                node.canonical_device = device
-                node.host_device = kind.host
-                node.op_types.add(device)
-            elif node.canonical_device != device:
-                continue
+        if kind.canonical and not _claims(node, device, kind):
+            continue
         counted.append(row)
         if start <= 0:
             continue
@@ -250,13 +256,8 @@ def _counted_one_device(node: GraphNode, rows: list[Row], kinds: dict[str, Devic
     kind = kinds.get(device)
     if kind is None:
         kind = kinds[device] = device_kind(device)
-    if kind.canonical:
-        if not node.canonical_device:
-            node.canonical_device = device
-            node.host_device = kind.host
-            node.op_types.add(device)
-        elif node.canonical_device != device:
-            return [], 0, 0, 0
+    if kind.canonical and not _claims(node, device, kind):
+        return [], 0, 0, 0
     timed = rows if min(map(_START, rows)) > 0 else [row for row in rows if row[2] > 0]
     durations = list(map(_DURATION, timed))
     total = sum(durations)
