@@ -33,20 +33,12 @@ import time
 from typing import Any, Optional
 
 import installed
-from bench_xprof import CACHE, SHAPES, measured
+from bench_xprof import CACHE, SHAPES, measured, xprof_code
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 SHAPE = "deep_mem"
-XPROF_CODE = """
-import json, sys
-from xprof.convert import raw_to_tool_data
-data, _ = raw_to_tool_data.xspace_to_tool_data(
-    [sys.argv[1]], "memory_profile", {"use_saved_result": False})
-if len(sys.argv) > 2:
-    with open(sys.argv[2], "w") as f:
-        f.write(data if isinstance(data, str) else data.decode())
-"""
+XPROF_CODE = xprof_code("memory_profile")
 
 
 def memory_profile(tf_python: Optional[str]) -> Optional[str]:

@@ -51,15 +51,23 @@ VIEWS = ["scope -max_depth 4 -select micros,occurrence",
          "code -max_depth 6 -select micros,occurrence",
          "graph -max_depth 3 -select micros"]
 ONE_SHOT = ["op", "-select", "micros,occurrence", "-order_by", "micros"]
-XPROF_CODE = """
+
+
+def xprof_code(tool: str) -> str:
+    """A program for XProf's Python: its ``tool`` converter on the .xplane.pb argv[1]
+    (the saved-result cache off), the result written to argv[2] when given."""
+    return """
 import json, sys
 from xprof.convert import raw_to_tool_data
 data, _ = raw_to_tool_data.xspace_to_tool_data(
-    [sys.argv[1]], "framework_op_stats", {"use_saved_result": False})
+    [sys.argv[1]], "%s", {"use_saved_result": False})
 if len(sys.argv) > 2:
     with open(sys.argv[2], "w") as f:
         f.write(data if isinstance(data, str) else data.decode())
-"""
+""" % tool
+
+
+XPROF_CODE = xprof_code("framework_op_stats")
 
 
 def recorded_profile(tf_python: Optional[str]) -> Optional[str]:
