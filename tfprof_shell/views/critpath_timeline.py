@@ -63,13 +63,13 @@ class Timeline:
                     got = by_thread[(pid, tid)] = []
                 rows = got
             rows.append((start, start - end, i, flag))
-        #: per thread: its events' starts, ends, indices and flags (NODE, ...)
-        self.threads: list[tuple[list[int], list[int], list[int], list[int]]] = []
+        #: per thread: its events' starts, and its events as (start, start - end,
+        #: index, flags (NODE, ...)), in that order
+        self.threads: list[tuple[list[int], list[tuple[int, int, int, int]]]] = []
         for key in sorted(by_thread, key=lambda k: (_key(k[0]), _key(k[1]))):
             rows = by_thread[key]
             rows.sort()
-            self.threads.append(([r[0] for r in rows], [r[0] - r[1] for r in rows],
-                                 [r[2] for r in rows], [r[3] for r in rows]))
+            self.threads.append(([r[0] for r in rows], rows))
         #: runtime call -> the device events it launched, in start order
         self.launched: dict[int, list[int]] = {}
         #: runtime call -> the cuda_sync records of it
@@ -100,7 +100,7 @@ class Timeline:
         #: device event name -> what bounds its time (kept as windows find them)
         self.end_bound: dict[Any, int] = {}
         self.launch_ok = self._queue_test()
-        self.record_src, self.wait_dest = self._sync_joins(runtime_of)
+        self.record_src, self.wait_dest = self._sync_joins(runtime_of, linked)
 
     def stream(self, d: int) -> tuple[Any, Any]:
         e = self.events[d]
@@ -137,7 +137,7 @@ class Timeline:
                         ok.add(who)
         return ok
 
-    def _sync_joins(self, runtime_of: dict[Any, int]
+    def _sync_joins(self, runtime_of: dict[Any, int], linked: list[int]
                     ) -> tuple[dict[Any, int], dict[int, int]]:
         """(record correlation -> the device event launched last before it on the
         recorded stream; Stream Wait Event record -> the device event launched next
@@ -145,7 +145,8 @@ class Timeline:
         ev = self.events
         recorded: dict[Any, tuple[Any, Any]] = {}
         waits = []
-        for i, e in enumerate(ev):
+        for i in linked:  # the device events and sync records
+            e = ev[i]
             if e[2] == SYNC and e[12] is not None:
                 on_stream, record = e[12]
                 if on_stream is not None and record is not None and on_stream != -1:
