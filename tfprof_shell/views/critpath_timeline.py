@@ -111,17 +111,18 @@ class Timeline:
         nothing else queued until they started (HTA's queue length 1, then 0)."""
         ev, names = self.events, self.input.launch_names
         changes: dict[tuple[Any, Any], list[tuple[int, int, int]]] = {}
+        one_to_many = self.input.one_to_many
         for r, devs in self.launched.items():
-            if ev[r][3] not in names:
+            call = ev[r]
+            if call[3] not in names:
                 continue
-            firsts = devs[:1] if self.input.one_to_many else devs
-            for d in firsts:
-                key = self.stream(d)
+            for d in devs[:1] if one_to_many else devs:
+                e = ev[d]
+                key = (e[5], e[10])  # its stream
                 rows = changes.get(key)
                 if rows is None:
                     rows = changes[key] = []
-                rows.append((ev[r][0], 1, -1 - d))  # the launch: +1
-                rows.append((ev[d][0], 0, d))  # the start: -1
+                rows += ((call[0], 1, -1 - d), (e[0], 0, d))  # the launch: +1; the start: -1
         ok: set[int] = set()
         for rows in changes.values():
             rows.sort()
