@@ -77,26 +77,39 @@ class Timeline:
         #: device event -> its launch call; cuda_sync record -> its sync call
         self.launch_of: dict[int, int] = {}
         self.call_of_sync: dict[int, int] = {}
+        #: runtime call -> what a window's device walk sorts: (start, 0, device event)
+        #: of the work it launched, (end, 1, record) of its cuda_sync records
+        self.linked_items: dict[int, list[tuple[int, int, int]]] = {}
+        launched, syncs, items_of = self.launched, self.syncs, self.linked_items
         for i in linked:
             e = ev[i]
             r = runtime_of.get(e[9]) if e[9] is not None else None
             if r is None:
                 continue
             if e[2] == DEVICE:
-                self.launched.setdefault(r, []).append(i)
+                got = launched.get(r)
+                if got is None:
+                    launched[r] = [i]
+                else:
+                    got.append(i)
                 self.launch_of[i] = r
+                item = (e[0], 0, i)
             else:
-                self.syncs.setdefault(r, []).append(i)
+                got = syncs.get(r)
+                if got is None:
+                    syncs[r] = [i]
+                else:
+                    got.append(i)
                 self.call_of_sync[i] = r
-        for devs in self.launched.values():
+                item = (e[1], 1, i)
+            got = items_of.get(r)
+            if got is None:
+                items_of[r] = [item]
+            else:
+                got.append(item)
+        for devs in launched.values():
             if len(devs) > 1:
                 devs.sort(key=lambda d: ev[d][0])
-        #: runtime call -> what a window's device walk sorts: (start, 0, device event)
-        #: of the work it launched, (end, 1, record) of its cuda_sync records
-        self.linked_items: dict[int, list[tuple[int, int, int]]] = {
-            r: [(ev[d][0], 0, d) for d in devs] for r, devs in self.launched.items()}
-        for r, records in self.syncs.items():
-            self.linked_items.setdefault(r, []).extend((ev[s][1], 1, s) for s in records)
         #: device event name -> what bounds its time (kept as windows find them)
         self.end_bound: dict[Any, int] = {}
         self.launch_ok = self._queue_test()
