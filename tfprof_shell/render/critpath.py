@@ -101,21 +101,36 @@ def critpath_text(result: CritPathResult, title: str = "Critical path") -> str:
 def time_by_name(paths: Sequence[CritPath]) -> dict[tuple[str, str], tuple[int, int]]:
     """(name, kind) -> (path time attributed, how many edges), largest first; time no
     event holds (launch delays, host gaps) under ``<its bound category>``."""
-    out: dict[tuple[str, str], list[int]] = {}
+    # summed first by the events' own (name, kind) or the bound, then by the names
+    # shown (in the order they were first met, as the ties of the sort keep it)
+    raw: dict[Any, list[int]] = {}
     for p in paths:
         ev = p.input.events if p.input is not None else None
         for key, (t, n) in p.tally()[1].items():
-            attr, bound = (key >> 3) - 1, key & 7
+            attr = (key >> 3) - 1
             if attr >= 0 and ev is not None:
-                name = (str(ev[attr][3]), KIND_NAMES[ev[attr][2]])
+                e = ev[attr]
+                by: Any = (e[3], e[2])
             else:
-                name = (_UNATTRIBUTED.get(bound, "<%s>" % BOUNDS[bound]), "delay")
-            got = out.get(name)
+                by = key & 7
+            got = raw.get(by)
             if got is None:
-                out[name] = [t, n]
+                raw[by] = [t, n]
             else:
                 got[0] += t
                 got[1] += n
+    out: dict[tuple[str, str], list[int]] = {}
+    for by, (t, n) in raw.items():
+        if type(by) is int:
+            name = (_UNATTRIBUTED.get(by, "<%s>" % BOUNDS[by]), "delay")
+        else:
+            name = (str(by[0]), KIND_NAMES[by[1]])
+        got = out.get(name)
+        if got is None:
+            out[name] = [t, n]
+        else:
+            got[0] += t
+            got[1] += n
     return {k: (v[0], v[1]) for k, v in sorted(out.items(), key=lambda kv: -kv[1][0])}
 
 

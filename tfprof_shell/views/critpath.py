@@ -50,7 +50,8 @@ def definition_of(inp: PathInput) -> str:
     """The DEFINITIONS key of an input's paths."""
     got = inp.derived.get("definition")
     if got is None:
-        got = ("host" if DEVICE not in map(itemgetter(2), inp.events) else
+        # from the end: loaders list device events after the host's
+        got = ("host" if DEVICE not in map(itemgetter(2), reversed(inp.events)) else
                "hta" if inp.definition == HTA else "xplane")
         if got == "hta" and inp.derived.get("precision") == "us":
             got = "hta_us"

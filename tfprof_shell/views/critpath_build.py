@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
+from itertools import chain
 from typing import Any
 
 from ..model.path_input import HTA
@@ -77,12 +78,12 @@ def build_window(tl: Timeline, lo: int, hi: int, host_gaps: bool = False,
     return out
 
 
-def _walk(g: PathGraph, out: Built, thread: tuple[list[int], list[int], list[int], list[int]],
+def _walk(g: PathGraph, out: Built, thread: tuple[list[int], list[tuple[int, int, int, int]]],
           lo: int, hi: int, host_gaps: bool, parents: bool, runtimes: list[int]) -> None:
     """Add one thread's call stack in the window: its events walked in start order
     (the stack holds (end, event, flags)), each node joined by a chain edge to the
     node added before it (at ``prev_time``)."""
-    starts, ends, order, flags = thread
+    starts, rows = thread
     k0, k1 = bisect_left(starts, lo), bisect_right(starts, hi)
     if k0 == k1:
         return
@@ -105,33 +106,35 @@ def _walk(g: PathGraph, out: Built, thread: tuple[list[int], list[int], list[int
     cpu_op, data_op = CPU << 3 | OPERATOR, DATA_LOADING << 3 | OPERATOR
     bound = cpu_op
     gap_info = _GAP if host_gaps else _DEP
-    for k in range(k0, k1 + 1):
-        start = starts[k] if k < k1 else never - 1  # the end: close everything
+    # each event with the next one's start (a leaf's test; the window's last event is
+    # a leaf), then a sentinel that closes everything
+    nexts = starts[k0 + 1:k1]
+    nexts.append(never)
+    for (start, negdur, i, f), nxt in chain(zip(rows[k0:k1], nexts),
+                                            (((never - 1, 0, -1, -1), 0),)):
+        end = start - negdur
         while top <= start:
-            end, j, f = pop()
+            closed, j, fj = pop()
             top = stack[-1][0] if stack else never
-            if not f:
+            if not fj:
                 continue
             depth -= 1
             # a parent's end, after its last child
-            if f & IS_RUNTIME:
+            if fj & IS_RUNTIME:
                 end_of[j] = len(times)
-            add_time(end)
+            add_time(closed)
             add_event(~j)
-            add_w(0 if f & BLOCKING or end < prev_time else end - prev_time)
+            add_w(0 if fj & BLOCKING or closed < prev_time else closed - prev_time)
             add_info((j + 1) << 6 | bound)
-            prev_time = end
-            if f & IS_DATA:
+            prev_time = closed
+            if fj & IS_DATA:
                 data_depth -= 1
                 if not data_depth:
                     bound = cpu_op
             if depth:
                 scope = stack[-1][1]
-        if k == k1:
+        if f < 0:
             break
-        i = order[k]
-        f = flags[k]
-        end = ends[k]
         if parents and stack:
             parent_of[i] = stack[-1][1]
         if not f:  # an annotation: a scope, not a node
@@ -146,7 +149,7 @@ def _walk(g: PathGraph, out: Built, thread: tuple[list[int], list[int], list[int
         else:  # the next top-level op
             w = start - prev_time if host_gaps and start > prev_time else 0
             info = gap_info
-        if k + 1 == k1 or starts[k + 1] >= end:
+        if nxt >= end:
             # a leaf: its end follows at once (as if pushed and popped)
             if f != 1:
                 if f & IS_RUNTIME:

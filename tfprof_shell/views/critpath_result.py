@@ -7,7 +7,7 @@ Made by views/critpath.py (trace formats) and views/critpath_dataflow.py
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from operator import invert
+from operator import invert, itemgetter
 from typing import Any, NamedTuple, Optional, Sequence
 
 from ..model.path_input import PathInput
@@ -142,11 +142,11 @@ class CritPath:
             return len(self._events)
         if not self.packed:
             return 0
-        froms, tos = list(zip(*self.packed))[:2]
-        ends = set(froms)
-        ends.update(tos)
-        # an end node's ~event to the event, in C: max(x, ~x) is the event either way
-        return len(set(map(max, ends, map(invert, ends))))
+        ends = set(map(itemgetter(0), self.packed))
+        ends.update(map(itemgetter(1), self.packed))
+        # the nodes (an event, or ~event for its end) less the events met at both ends,
+        # each counted once: in C, with no per-node arithmetic but ~
+        return len(ends) - len(ends.intersection(map(invert, ends))) // 2
 
     @property
     def steps(self) -> list[PathStep]:

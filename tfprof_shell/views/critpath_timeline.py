@@ -63,13 +63,13 @@ class Timeline:
                     got = by_thread[(pid, tid)] = []
                 rows = got
             rows.append((start, start - end, i, flag))
-        #: per thread: its events' starts, ends, indices and flags (NODE, ...)
-        self.threads: list[tuple[list[int], list[int], list[int], list[int]]] = []
+        #: per thread: its events' starts, and its events as (start, start - end,
+        #: index, flags (NODE, ...)), in that order
+        self.threads: list[tuple[list[int], list[tuple[int, int, int, int]]]] = []
         for key in sorted(by_thread, key=lambda k: (_key(k[0]), _key(k[1]))):
             rows = by_thread[key]
             rows.sort()
-            self.threads.append(([r[0] for r in rows], [r[0] - r[1] for r in rows],
-                                 [r[2] for r in rows], [r[3] for r in rows]))
+            self.threads.append(([r[0] for r in rows], rows))
         #: runtime call -> the device events it launched, in start order
         self.launched: dict[int, list[int]] = {}
         #: runtime call -> the cuda_sync records of it
@@ -77,30 +77,43 @@ class Timeline:
         #: device event -> its launch call; cuda_sync record -> its sync call
         self.launch_of: dict[int, int] = {}
         self.call_of_sync: dict[int, int] = {}
+        #: runtime call -> what a window's device walk sorts: (start, 0, device event)
+        #: of the work it launched, (end, 1, record) of its cuda_sync records
+        self.linked_items: dict[int, list[tuple[int, int, int]]] = {}
+        launched, syncs, items_of = self.launched, self.syncs, self.linked_items
         for i in linked:
             e = ev[i]
             r = runtime_of.get(e[9]) if e[9] is not None else None
             if r is None:
                 continue
             if e[2] == DEVICE:
-                self.launched.setdefault(r, []).append(i)
+                got = launched.get(r)
+                if got is None:
+                    launched[r] = [i]
+                else:
+                    got.append(i)
                 self.launch_of[i] = r
+                item = (e[0], 0, i)
             else:
-                self.syncs.setdefault(r, []).append(i)
+                got = syncs.get(r)
+                if got is None:
+                    syncs[r] = [i]
+                else:
+                    got.append(i)
                 self.call_of_sync[i] = r
-        for devs in self.launched.values():
+                item = (e[1], 1, i)
+            got = items_of.get(r)
+            if got is None:
+                items_of[r] = [item]
+            else:
+                got.append(item)
+        for devs in launched.values():
             if len(devs) > 1:
                 devs.sort(key=lambda d: ev[d][0])
-        #: runtime call -> what a window's device walk sorts: (start, 0, device event)
-        #: of the work it launched, (end, 1, record) of its cuda_sync records
-        self.linked_items: dict[int, list[tuple[int, int, int]]] = {
-            r: [(ev[d][0], 0, d) for d in devs] for r, devs in self.launched.items()}
-        for r, records in self.syncs.items():
-            self.linked_items.setdefault(r, []).extend((ev[s][1], 1, s) for s in records)
         #: device event name -> what bounds its time (kept as windows find them)
         self.end_bound: dict[Any, int] = {}
         self.launch_ok = self._queue_test()
-        self.record_src, self.wait_dest = self._sync_joins(runtime_of)
+        self.record_src, self.wait_dest = self._sync_joins(runtime_of, linked)
 
     def stream(self, d: int) -> tuple[Any, Any]:
         e = self.events[d]
@@ -111,17 +124,18 @@ class Timeline:
         nothing else queued until they started (HTA's queue length 1, then 0)."""
         ev, names = self.events, self.input.launch_names
         changes: dict[tuple[Any, Any], list[tuple[int, int, int]]] = {}
+        one_to_many = self.input.one_to_many
         for r, devs in self.launched.items():
-            if ev[r][3] not in names:
+            call = ev[r]
+            if call[3] not in names:
                 continue
-            firsts = devs[:1] if self.input.one_to_many else devs
-            for d in firsts:
-                key = self.stream(d)
+            for d in devs[:1] if one_to_many else devs:
+                e = ev[d]
+                key = (e[5], e[10])  # its stream
                 rows = changes.get(key)
                 if rows is None:
                     rows = changes[key] = []
-                rows.append((ev[r][0], 1, -1 - d))  # the launch: +1
-                rows.append((ev[d][0], 0, d))  # the start: -1
+                rows += ((call[0], 1, -1 - d), (e[0], 0, d))  # the launch: +1; the start: -1
         ok: set[int] = set()
         for rows in changes.values():
             rows.sort()
@@ -137,7 +151,7 @@ class Timeline:
                         ok.add(who)
         return ok
 
-    def _sync_joins(self, runtime_of: dict[Any, int]
+    def _sync_joins(self, runtime_of: dict[Any, int], linked: list[int]
                     ) -> tuple[dict[Any, int], dict[int, int]]:
         """(record correlation -> the device event launched last before it on the
         recorded stream; Stream Wait Event record -> the device event launched next
@@ -145,7 +159,8 @@ class Timeline:
         ev = self.events
         recorded: dict[Any, tuple[Any, Any]] = {}
         waits = []
-        for i, e in enumerate(ev):
+        for i in linked:  # the device events and sync records
+            e = ev[i]
             if e[2] == SYNC and e[12] is not None:
                 on_stream, record = e[12]
                 if on_stream is not None and record is not None and on_stream != -1:
