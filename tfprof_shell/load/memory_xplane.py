@@ -141,9 +141,16 @@ def host_memory(host: Any) -> HostMemory:
 
 def _exec_ends(host: Any, mem: HostMemory) -> array:
     """Each allocation's enclosing op event end on its line (the innermost one of the
-    op it names, else the innermost one), -1 where none encloses it."""
+    op it names, else the innermost one), -1 where none encloses it. Only the lines
+    holding allocations are read (most profiles have none)."""
+    out = array("q", [-1]) * len(mem)
+    time, where, ops = mem.time, mem.where, mem.op
+    allocations = mem.allocations()
+    lines = {where[k] for k in allocations}
     spans: dict[tuple[int, int], tuple[list[int], list[tuple[int, int, str]]]] = {}
     for i, line in enumerate(host.lines):
+        if line.where not in lines:
+            continue
         found = host.op_columns.get(i)
         if found is not None:
             starts, names, _, durations = found
@@ -153,9 +160,7 @@ def _exec_ends(host: Any, mem: HostMemory) -> array:
         rows += [(a, b, op) for a, b, op in line.eagers]
         rows.sort()
         spans[line.where] = ([r[0] for r in rows], rows)
-    out = array("q", [-1]) * len(mem)
-    time, where, ops = mem.time, mem.where, mem.op
-    for k in mem.allocations():
+    for k in allocations:
         found = spans.get(where[k])
         if found is None:
             continue
