@@ -105,7 +105,7 @@ class Style:
     clock: str
     #: "lower" (``external id`` names the op), "corr" (External id = correlation),
     #: "linked" (names the innermost range), "wrong" (sometimes the one around it),
-    #: "absent" (launches and work carry none)
+    #: "absent" (launches and work carry none), "none" (no event carries one)
     ext: str
     flows: bool
     #: the category of ProfilerStep ranges
@@ -265,7 +265,8 @@ def styles(draw: Callable[[Any], Any]) -> Style:
         return Style(generation, backend, draw(st.sampled_from(("span", "dur", "abs"))),
                      draw(st.sampled_from(("linked", "wrong"))), draw(st.booleans()),
                      "user_annotation")
-    return Style(generation, backend, "rel", draw(st.sampled_from(("linked", "absent"))),
+    return Style(generation, backend, "rel",
+                 draw(st.sampled_from(("linked", "absent", "none"))),
                  draw(st.booleans()), "user_annotation")
 
 
@@ -324,7 +325,7 @@ class _Writer:
         if ext == "corr":
             return {"External id": c.corr}
         target = c.around if ext == "wrong" and c.wrong and c.around else c.owner
-        if ext == "absent" or target is None:
+        if ext in ("absent", "none") or target is None:
             return {}
         return {"external id" if ext == "lower" else "External id": target.ext}
 
@@ -344,7 +345,7 @@ class _Writer:
                 self.x("python_function", r.name, pid, tid, r.start, r.end,
                        {"Python id": i, "Python parent id": None})
                 continue
-            args: dict[str, Any] = {"External id": r.ext}
+            args: dict[str, Any] = {} if s.ext == "none" else {"External id": r.ext}
             if s.generation == "kineto2022":
                 args.update({"Trace name": "PyTorch Profiler", "Trace iteration": 0,
                              "Profiler Event Index": i})
