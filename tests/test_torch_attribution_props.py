@@ -133,3 +133,22 @@ def test_work_naming_a_2021_step_operator_is_the_steps(tmp_path):
          "dur": 1, "args": {"external id": 4, "stream": 7}}])
     check_trace(path)
     assert _op_rows(path)["ProfilerStep*"] == 1
+
+
+def test_work_and_ops_in_the_first_microsecond_of_a_relative_clock_count(tmp_path):
+    """2024 traces count ns since ``baseTimeNanoseconds``: an op or kernel at ts 0.000
+    (or in the first µs) is timed, not an untimed record the engine would drop."""
+    path = _write(tmp_path, "first_microsecond", [
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 0.0,
+         "dur": 3.0, "args": {"External id": 1}},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+         "ts": 0.25, "dur": 1.0, "args": {"External id": 1, "correlation": 9}},
+        {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 0.5, "dur": 2.0,
+         "args": {"External id": 1, "correlation": 9, "device": 0, "stream": 7}},
+        {"ph": "X", "cat": "kernel", "name": "lost", "pid": 0, "tid": 7, "ts": 0.0,
+         "dur": 0.6, "args": {"device": 0, "stream": 7}}])
+    check_trace(path)
+    rows = _op_rows(path)
+    assert rows["aten::mm"] == 2 and rows[UNATTRIBUTED] == 1
+    model = load_chrome_traces([path])
+    assert model.nodes["aten::mm"].stats(0)[S.RUN_COUNT] == 1

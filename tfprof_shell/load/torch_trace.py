@@ -555,6 +555,10 @@ class TorchFiles:
         for rows in groups.values():
             rows.sort()
         canonical = self.canonical
+        # The engine counts no record starting at 0 µs or before (untimed); a trace's own
+        # clock may start there (ns since baseTimeNanoseconds), so such rows start at 1.
+        early = min(min(map(_START, ops), default=_INF),
+                    min(map(_START, charged.work), default=_INF)) < 1
         # New nodes are made in the order of their first execution (then name).
         for _, name in sorted((rows[0][0], name) for name, rows in groups.items()):
             rows = groups[name]
@@ -573,6 +577,9 @@ class TorchFiles:
                 except (ValueError, OverflowError):  # NaN or infinite: a broken trace
                     kept = [(step, device, int(start), _whole(dur))
                             for start, _, dur, step, _, _ in rows]
+            if early:
+                kept = [(step, on, start if start >= 1 else 1, dur)
+                        for step, on, start, dur in kept]
             self.rows.add_node(name, rows[0][4], kept)
         # a range node's code trace: the frames around its first range
         ranges: dict[str, tuple[float, str]] = {}
