@@ -8,7 +8,8 @@ its parent, ``nn.Module`` scopes, ``ProfilerStep#N`` ranges or none), runtime
 and driver calls at any depth (some outside every range) that launch device work
 (kernels, copies, sets; none, one or a graph's several) on streams of one or two
 devices, calls left out of the trace (their work then has no launch), and work
-with no correlation at all. It is then written in one generation's shapes (the
+with no correlation at all; maybe a Python frame around each thread's events,
+``[memory]`` events, and (2024, CUDA) ``cuda_sync`` waits. It is then written in one generation's shapes (the
 same ones sample_profiles/torch_generations/make_synthetic.py writes, there for
 one fixed program):
 
@@ -160,6 +161,10 @@ class Program:
     calls: list[Call] = field(default_factory=list)
     first_step: Optional[int] = None
     shuffle: int = 0
+    #: a ``python_function`` frame around each thread's events (a with_stack trace)
+    frames: bool = False
+    #: ``[memory]`` instant events (a profile_memory trace): (thread, ns, bytes)
+    memory: list[tuple[tuple[int, int], int, int]] = field(default_factory=list)
 
 
 class _Drawer:
@@ -292,6 +297,10 @@ def programs(draw: Callable[[Any], Any]) -> Program:
         for c in d.p.calls:
             for w in c.works:
                 w.start = max(w.start, d.p.first_step)
+    d.p.frames = draw(st.booleans()) and style.generation != "kineto2021"
+    for _ in range(draw(st.integers(0, 2))):
+        r = draw(st.sampled_from(d.p.ranges))
+        d.p.memory.append((r.tid, r.start, draw(st.sampled_from((512, -512, 4096)))))
     d.p.shuffle = draw(st.integers(0, 2**16))
     return d.p
 
@@ -389,6 +398,22 @@ class _Writer:
                 w = c.works[0]  # noise: a device-side annotation no work is charged for
                 self.x("gpu_user_annotation", "forward", w.device, w.stream, w.start,
                        w.start + w.dur, {"device": w.device})
+            sync = self.sync(c)
+            if sync is not None:
+                self.events.append(sync)
+        if p.frames:
+            threads = {r.tid for r in p.ranges} | {c.tid for c in p.calls}
+            for pid, tid in sorted(threads):
+                times = [t for r in p.ranges if r.tid == (pid, tid) for t in (r.start, r.end)]
+                times += [t for c in p.calls if c.tid == (pid, tid) for t in (c.start, c.end)]
+                self.x("python_function", "train.py(40): main", pid, tid, min(times) - 1000,
+                       max(times) + 1000, {"Python id": 0, "Python parent id": None})
+        for (pid, tid), at, nbytes in p.memory:
+            self.events.append({"ph": "i", "s": "t", "name": "[memory]", "pid": pid,
+                                "tid": tid, "ts": self.span(at, at)[0],
+                                "args": {"Total Reserved": 1 << 20, "Total Allocated": 8192,
+                                         "Bytes": nbytes, "Addr": 94000000 + abs(nbytes),
+                                         "Device Id": 0, "Device Type": 1}})
         pids = sorted({r.tid[0] for r in p.ranges} | {c.tid[0] for c in p.calls})
         for pid in pids:
             self.events.append({"ph": "M", "name": "process_name", "pid": pid, "tid": 0,
@@ -399,6 +424,21 @@ class _Writer:
         if s.clock == "rel":
             doc["baseTimeNanoseconds"] = BASE_NS
         return doc
+
+
+    def sync(self, c: Call) -> Optional[dict[str, Any]]:
+        """A 2024 CUDA trace's ``cuda_sync`` event for a call that launched nothing (a
+        stream or event wait; device-side, no work of its own)."""
+        s = self.s
+        if c.works or c.hidden or s.generation != "kineto2024" or s.backend != "cuda":
+            return None
+        name = ("Stream Wait Event", "Event Sync", "Stream Sync", "Context Sync")[c.corr % 4]
+        args: dict[str, Any] = {"correlation": c.corr, "device": 0, "stream": 7}
+        if name in ("Stream Wait Event", "Event Sync"):
+            args.update({"wait_on_stream": 20, "wait_on_cuda_event_record_corr_id": c.corr - 1})
+        ts, dur = self.span(c.start, c.end + 500)
+        return {"ph": "X", "cat": "cuda_sync", "name": name, "pid": 0,
+                "tid": 7, "ts": ts, "dur": dur, "args": args}
 
 
 class _Exact:

@@ -8,7 +8,7 @@ give every op the self device time tests/golden/torch_attribution/reference.py
 computes from the raw events (within 1 % or the 0.5 µs-per-node rounding, as
 tests/test_torch_generations.py asks of the fixed corpus), the unattributed
 remainder must be its own row with the reference's µs, `scope` must total what
-`op` does, each device must hold the reference's device time, and every view
+`op` does, `code` what the ops with frames hold, each device must hold the reference's device time, and every view
 must answer (or refuse with a user error) without a traceback.
 
 The examples are derandomized (the same ones on every run, no example database);
@@ -84,6 +84,10 @@ def check_trace(path: str) -> None:
     with_work = sum(1 for n in model.nodes.values()
                     if any(n.stats(s)[S.ACCEL] for s in n.steps_run))
     assert abs(op_total - ref["total"]) <= max(0.01 * ref["total"], 0.5 * with_work)
+    if model.has_trace:  # the code view holds the device time of the ops it has frames for
+        _, code_total = _per_step(session, "code", model)
+        assert code_total == sum(n.stats(s)[S.ACCEL] for n in model.nodes.values()
+                                 if n.trace for s in n.steps_run)
     iv = model.intervals()
     devices: Counter = Counter()
     for e in iv.devices:
