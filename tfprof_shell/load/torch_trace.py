@@ -152,6 +152,9 @@ class _Sorted:
         self.marks: list[tuple[float, float, int]] = []
         #: per (pid, tid): the [start, end) of its ProfilerStep ranges
         self.step_spans: defaultdict[Any, list[tuple[float, float]]] = defaultdict(list)
+        #: the External ids of the ProfilerStep ranges written as cpu ops (the first
+        #: Kineto traces' ``Operator``s): work they name is the step's
+        self.step_ids: list[Any] = []
         #: per (pid, tid): the ``[memory]`` instant events (read by .memory_torch)
         self.memory: defaultdict[Any, list[TraceEvent]] = defaultdict(list)
         #: the events :class:`.torch_intervals.TorchIntervals` reads
@@ -203,6 +206,8 @@ class _Sorted:
                 if step is not None:
                     self.step_spans[(ev.pid, ev.tid)].append((start, start + float(ev.dur)))
                     self.kept.marks.append(ev)
+                    if cat in OP_CATS and ev.args is not None:
+                        self.step_ids.append(ev.args.external_id)
                     continue
                 args = ev.args
                 item: Any = (float(ev.ts), -float(ev.dur), seq,
@@ -382,7 +387,8 @@ class _Charged:
     """Each device event of one trace with its owner (see :func:`_ops`), by PyTorch's
     rule: the owner of the call with the event's ``correlation``; else, for an event
     no call launched, the op its ``External id`` names where the trace's External ids
-    agree with its launches; else :data:`UNATTRIBUTED`.
+    agree with its launches (``ProfilerStep*`` where it names a step written as a cpu
+    op); else :data:`UNATTRIBUTED`.
 
     ``work`` holds (start, duration, owner, device, event name, launch start or None).
     """
@@ -422,6 +428,9 @@ class _Charged:
         by_ext: dict[Any, list[Any]] = {}
         if pending and not self.disagree:
             by_ext = {op[4]: op for op in ops if op[4].__class__ in ID_TYPES}
+            for ext in parts.step_ids:
+                if ext.__class__ in ID_TYPES:
+                    by_ext.setdefault(ext, _STEP_OWNER)
         for ev in pending:
             args = ev.args or NO_ARGS
             ext = event_id(args.external_id if args.external_id is not None
@@ -546,6 +555,10 @@ class TorchFiles:
         for rows in groups.values():
             rows.sort()
         canonical = self.canonical
+        # The engine counts no record starting at 0 µs or before (untimed); a trace's own
+        # clock may start there (ns since baseTimeNanoseconds), so such rows start at 1.
+        early = min(min(map(_START, ops), default=_INF),
+                    min(map(_START, charged.work), default=_INF)) < 1
         # New nodes are made in the order of their first execution (then name).
         for _, name in sorted((rows[0][0], name) for name, rows in groups.items()):
             rows = groups[name]
@@ -564,6 +577,9 @@ class TorchFiles:
                 except (ValueError, OverflowError):  # NaN or infinite: a broken trace
                     kept = [(step, device, int(start), _whole(dur))
                             for start, _, dur, step, _, _ in rows]
+            if early:
+                kept = [(step, on, start if start >= 1 else 1, dur)
+                        for step, on, start, dur in kept]
             self.rows.add_node(name, rows[0][4], kept)
         # a range node's code trace: the frames around its first range
         ranges: dict[str, tuple[float, str]] = {}
