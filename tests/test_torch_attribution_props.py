@@ -156,3 +156,21 @@ def test_work_and_ops_in_the_first_microsecond_of_a_relative_clock_count(tmp_pat
     assert rows["aten::mm"] == 2 and rows[UNATTRIBUTED] == 1
     model = load_chrome_traces([path])
     assert model.nodes["aten::mm"].stats(0)[S.RUN_COUNT] == 1
+
+
+def test_a_module_scope_outliving_its_op_does_not_keep_the_op_as_owner(tmp_path):
+    """In whole-µs traces a module scope opened inside an op can end after it: a launch
+    after the op's end is owned by what is still open then (here nothing), not by the
+    op the scope was opened in."""
+    path = _write(tmp_path, "scope_outlives_op", [
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 100,
+         "dur": 9, "args": {"External id": 1}},
+        {"ph": "X", "cat": "python_function", "name": "nn.Module: Linear_0", "pid": 1,
+         "tid": 1, "ts": 101, "dur": 9, "args": {"Python id": 2}},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+         "ts": 109, "dur": 1, "args": {"External id": 1, "correlation": 9}},
+        {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 111, "dur": 4,
+         "args": {"External id": 1, "correlation": 9, "device": 0, "stream": 7}}])
+    check_trace(path)
+    rows = _op_rows(path)
+    assert rows[UNATTRIBUTED] == 4 and rows["aten::mm"] == 0

@@ -322,9 +322,10 @@ def _ops(scoped: dict[Any, list[Scoped]], launches: dict[Any, list[tuple[float, 
         held_at = held_times[0] if held_times else _INF
         # Each open event: its end, its scope path, the nearest cpu op record at or
         # above it (whose self time its child ops reduce), the innermost range (op or
-        # annotation) at or above it, which owns the work launched inside, and the
-        # index of its record if it is a cpu op (else -1).
-        stack: list[tuple[float, str, Optional[list[Any]], Optional[_Owner], int]] = []
+        # annotation) at or above it, which owns the work launched inside, the index of
+        # its record if it is a cpu op (else -1), and that range's end (a module scope
+        # opened inside an op may outlive it in traces written in whole µs).
+        stack: list[tuple[float, str, Optional[list[Any]], Optional[_Owner], int, float]] = []
         for start, neg_dur, _, label, op, tag in items:
             while held_at < start:
                 j = len(stack) - 1
@@ -337,7 +338,7 @@ def _ops(scoped: dict[Any, list[Scoped]], launches: dict[Any, list[tuple[float, 
             while call_at < start:
                 while stack and stack[-1][0] <= call_at:
                     stack.pop()
-                owners[call[1]] = stack[-1][3] if stack else None  # type: ignore[index]
+                owners[call[1]] = _open_owner(stack, call_at)  # type: ignore[index]
                 call = next(calls, None)
                 call_at = _INF if call is None else call[0]
             end = start - neg_dur
@@ -345,19 +346,19 @@ def _ops(scoped: dict[Any, list[Scoped]], launches: dict[Any, list[tuple[float, 
                 stack.pop()
             if stack:
                 top = stack[-1]
-                path, rec, owner = top[1] + "/" + label, top[2], top[3]
+                path, rec, owner, owner_end = top[1] + "/" + label, top[2], top[3], top[5]
             else:
-                path, rec, owner = label, None, None
+                path, rec, owner, owner_end = label, None, None, _INF
             if op is not None:
                 parent, rec = rec, [start, end - start, path, op, tag]
                 if parent is not None:
                     parent[1] -= end - start
-                stack.append((end, path, rec, rec, len(out)))
+                stack.append((end, path, rec, rec, len(out), end))
                 add(rec)
                 continue
             if tag is not MODULE_SCOPE:
-                owner = [start, None, path, label, tag]
-            stack.append((end, path, rec, owner, -1))
+                owner, owner_end = [start, None, path, label, tag], end
+            stack.append((end, path, rec, owner, -1, owner_end))
         for held_next in range(held_next, len(held_times)):
             held_at = held_times[held_next]
             j = len(stack) - 1
@@ -368,13 +369,23 @@ def _ops(scoped: dict[Any, list[Scoped]], launches: dict[Any, list[tuple[float, 
         while call is not None:
             while stack and stack[-1][0] <= call[0]:
                 stack.pop()
-            owners[call[1]] = stack[-1][3] if stack else None
+            owners[call[1]] = _open_owner(stack, call[0])
             call = next(calls, None)
     for key, calls_of in launches.items():
         if key not in scoped:
             for _, corr in calls_of:
                 owners[corr] = None
     return out, owners, first
+
+
+def _open_owner(stack: list[tuple[float, str, Optional[list[Any]], Optional[_Owner], int, float]],
+                t: float) -> Optional[_Owner]:
+    """The owner of a call at ``t``: the innermost range on the open-event ``stack``
+    that is still open at ``t`` (a module scope's own owner may have ended first)."""
+    j = len(stack) - 1
+    while j >= 0 and stack[j][5] <= t:
+        j -= 1
+    return stack[j][3] if j >= 0 else None
 
 
 def _in_spans(spans: list[tuple[float, float]], t: float) -> bool:
