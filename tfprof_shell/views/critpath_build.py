@@ -71,27 +71,29 @@ def build_window(tl: Timeline, lo: int, hi: int, host_gaps: bool = False,
     g = PathGraph()
     out = Built(g)
     runtimes: list[int] = []
+    # the walk lays each node out as four items (time, event, chain weight, chain info)
+    # in one list, split into the graph's columns after
+    flat: list[int] = []
     for thread in tl.threads:
-        _walk(g, out, thread, lo, hi, host_gaps, parents, runtimes)
+        _walk(flat, out, thread, lo, hi, host_gaps, parents, runtimes)
+    g.time, g.event, g.chain_w, g.chain_info = flat[0::4], flat[1::4], flat[2::4], flat[3::4]
     _lock_edges(g, tl.events, runtimes, out.end_of)
     _device_edges(tl, out, runtimes)
     return out
 
 
-def _walk(g: PathGraph, out: Built, thread: tuple[list[int], list[tuple[int, int, int, int]]],
-          lo: int, hi: int, host_gaps: bool, parents: bool, runtimes: list[int]) -> None:
-    """Add one thread's call stack in the window: its events walked in start order
-    (the stack holds (end, event, flags)), each node joined by a chain edge to the
-    node added before it (at ``prev_time``)."""
+def _walk(flat: list[int], out: Built,
+          thread: tuple[list[int], list[tuple[int, int, int, int]]], lo: int, hi: int,
+          host_gaps: bool, parents: bool, runtimes: list[int]) -> None:
+    """Add one thread's call stack in the window to ``flat`` (each node as its time,
+    event, chain weight and chain info): its events walked in start order (the stack
+    holds (end, event, flags)), each node joined by a chain edge to the node added
+    before it (at ``prev_time``)."""
     starts, rows = thread
     k0, k1 = bisect_left(starts, lo), bisect_right(starts, hi)
     if k0 == k1:
         return
-    times, events, ws, infos = g.time, g.event, g.chain_w, g.chain_info
-    add_time, add_event, add_w, add_info = (times.append, events.append, ws.append,
-                                            infos.append)
-    two_times, two_events, two_ws, two_infos = (times.extend, events.extend, ws.extend,
-                                                infos.extend)
+    add = flat.extend
     start_of, end_of, parent_of = out.start_of, out.end_of, out.parent
     add_runtime = runtimes.append
     stack: list[tuple[int, int, int]] = []
@@ -121,11 +123,9 @@ def _walk(g: PathGraph, out: Built, thread: tuple[list[int], list[tuple[int, int
             depth -= 1
             # a parent's end, after its last child
             if fj & IS_RUNTIME:
-                end_of[j] = len(times)
-            add_time(closed)
-            add_event(~j)
-            add_w(0 if fj & BLOCKING or closed < prev_time else closed - prev_time)
-            add_info((j + 1) << 6 | bound)
+                end_of[j] = len(flat) >> 2
+            add((closed, ~j, 0 if fj & BLOCKING or closed < prev_time else closed - prev_time,
+                 (j + 1) << 6 | bound))
             prev_time = closed
             if fj & IS_DATA:
                 data_depth -= 1
@@ -153,28 +153,23 @@ def _walk(g: PathGraph, out: Built, thread: tuple[list[int], list[tuple[int, int
             # a leaf: its end follows at once (as if pushed and popped)
             if f != 1:
                 if f & IS_RUNTIME:
-                    start_of[i] = len(times)
-                    end_of[i] = len(times) + 1
+                    start_of[i] = v = len(flat) >> 2
+                    end_of[i] = v + 1
                     add_runtime(i)
-                two_ws((w, 0 if f & BLOCKING else end - start))
-                two_infos((info if info >= 0 else 0,
-                           (i + 1) << 6 | (data_op if f & IS_DATA else bound)))
+                add((start, i, w, info if info >= 0 else 0,
+                     end, ~i, 0 if f & BLOCKING else end - start,
+                     (i + 1) << 6 | (data_op if f & IS_DATA else bound)))
             else:
-                two_ws((w, end - start))
-                two_infos((info if info >= 0 else 0, (i + 1) << 6 | bound))
-            two_times((start, end))
-            two_events((i, ~i))
+                add((start, i, w, info if info >= 0 else 0,
+                     end, ~i, end - start, (i + 1) << 6 | bound))
             prev_time = end
             if depth:
                 scope = stack[-1][1]
             continue
         if f & IS_RUNTIME:
-            start_of[i] = len(times)
+            start_of[i] = len(flat) >> 2
             add_runtime(i)
-        add_time(start)
-        add_event(i)
-        add_w(w)
-        add_info(info if info >= 0 else 0)
+        add((start, i, w, info if info >= 0 else 0))
         prev_time = start
         scope = i
         depth += 1
