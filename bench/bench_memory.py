@@ -33,7 +33,7 @@ import time
 from typing import Any, Optional
 
 import installed
-from bench_xprof import CACHE, SHAPES, measured, xprof_code
+from bench_xprof import CACHE, SHAPES, taking_turns, xprof_code
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -122,17 +122,9 @@ def run(args: argparse.Namespace) -> list[list[Any]]:
     rows: list[list[Any]] = []
     for path in files:
         label = "%s (%.0f MB)" % (os.path.relpath(path, ROOT), os.path.getsize(path) / 1e6)
-        ours_w, ours_c, ours_m, xp_w, xp_c, xp_m = [], [], [], [], [], []
-        for _ in range(args.runs):
-            w, m, c = measured([sys.executable, "-m", "tfprof_shell", "--profile_path=" + path,
-                                "memory"], env)
-            ours_w.append(w)
-            ours_m.append(m)
-            ours_c.append(c)
-            w, m, c = measured([args.xprof_python, "-c", XPROF_CODE, path])
-            xp_w.append(w)
-            xp_m.append(m)
-            xp_c.append(c)
+        (ours_w, ours_m, ours_c), (xp_w, xp_m, xp_c) = taking_turns(
+            [sys.executable, "-m", "tfprof_shell", "--profile_path=" + path, "memory"],
+            [args.xprof_python, "-c", XPROF_CODE, path], args.runs, env)
         for what, ours, theirs in (("wall s", ours_w, xp_w), ("CPU s, user + system", ours_c,
                                                                xp_c)):
             o, x = statistics.median(ours), statistics.median(theirs)

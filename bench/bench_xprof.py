@@ -138,6 +138,19 @@ def measured(argv: list[str], env: Optional[dict[str, str]] = None
     return wall, rss, cpu
 
 
+def taking_turns(ours: list[str], peer: list[str], runs: int,
+                 env: Optional[dict[str, str]] = None) -> tuple[list[list[float]], list[list[float]]]:
+    """:func:`measured` of ``ours`` and of ``peer``, alternating, ``runs`` times each: for
+    each side its [wall s], [peak RSS MB] and [CPU s] over the runs (ours in ``env``)."""
+    mine: list[list[float]] = [[], [], []]
+    theirs: list[list[float]] = [[], [], []]
+    for _ in range(runs):
+        for side, argv, environ in ((mine, ours, env), (theirs, peer, None)):
+            for column, value in zip(side, measured(argv, environ)):
+                column.append(value)
+    return mine, theirs
+
+
 def tree_pss_peak(argv: list[str], env: Optional[dict[str, str]] = None) -> Optional[float]:
     """The peak (sampled every 10 ms) of the summed PSS (shared pages counted
     once) of a process and its descendants, MB; None where /proc lacks it."""
@@ -311,17 +324,9 @@ def run(args: argparse.Namespace) -> list[list[Any]]:
     rows: list[list[Any]] = []
     for path in files:
         label = "%s (%.0f MB)" % (os.path.relpath(path, ROOT), os.path.getsize(path) / 1e6)
-        ours_w, ours_m, ours_c, xp_w, xp_m, xp_c = [], [], [], [], [], []
-        for _ in range(args.runs):
-            w, m, c = measured([sys.executable, "-m", "tfprof_shell", "--profile_path=" + path]
-                               + ONE_SHOT, env)
-            ours_w.append(w)
-            ours_m.append(m)
-            ours_c.append(c)
-            w, m, c = measured([args.xprof_python, "-c", XPROF_CODE, path])
-            xp_w.append(w)
-            xp_m.append(m)
-            xp_c.append(c)
+        (ours_w, ours_m, ours_c), (xp_w, xp_m, xp_c) = taking_turns(
+            [sys.executable, "-m", "tfprof_shell", "--profile_path=" + path] + ONE_SHOT,
+            [args.xprof_python, "-c", XPROF_CODE, path], args.runs, env)
         ow, xw = statistics.median(ours_w), statistics.median(xp_w)
         om, xm = statistics.median(ours_m), statistics.median(xp_m)
         oc, xc = statistics.median(ours_c), statistics.median(xp_c)
